@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest CPU and node counts the kernel can be built with (NR_CPUS=8192,
+ * NODES_SHIFT=10); a fixed size keeps sets plain values. */
+#define NP_MAX_CPUS 8192
+#define NP_MAX_NODES 1024
+
+/* A set of CPU or node numbers. */
+struct np_bitmap {
+	uint64_t w[NP_MAX_CPUS / 64];
+};
+
+void np_bitmap_zero(struct np_bitmap *b);
+void np_bitmap_set(struct np_bitmap *b, unsigned bit);
+void np_bitmap_clear(struct np_bitmap *b, unsigned bit);
+bool np_bitmap_test(const struct np_bitmap *b, unsigned bit);
+unsigned np_bitmap_weight(const struct np_bitmap *b);
+bool np_bitmap_empty(const struct np_bitmap *b);
+bool np_bitmap_equal(const struct np_bitmap *a, const struct np_bitmap *b);
+/* True when every bit of @sub is in @super. */
+bool np_bitmap_subset(const struct np_bitmap *sub, const struct np_bitmap *super);
+void np_bitmap_and(struct np_bitmap *dst, const struct np_bitmap *a, const struct np_bitmap *b);
+void np_bitmap_or(struct np_bitmap *dst, const struct np_bitmap *a, const struct np_bitmap *b);
+/* The lowest set bit at or above @from, or -1. */
+int np_bitmap_next(const struct np_bitmap *b, unsigned from);
+
+#define np_bitmap_for_each(bit, b)                                                       \
+	for (int bit = np_bitmap_next((b), 0); bit >= 0; bit = np_bitmap_next((b), bit + 1))
+
+/* Parse the kernel's list format ("0-3,8,10-11", possibly empty) of @len
+ * bytes; trailing newline allowed. Returns 0 or -EINVAL (-ERANGE for a number
+ * at or above NP_MAX_CPUS). */
+int np_bitmap_parse_list(struct np_bitmap *b, const char *s, size_t len);
+
+/* Parse the kernel's hex mask format ("ff,ffffffff"). Returns 0 or -EINVAL /
+ * -ERANGE. */
+int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len);
+
+/* Format as a list ("0-3,8") into @buf; returns the length it needs (as
+ * snprintf does). */
+size_t np_bitmap_format_list(const struct np_bitmap *b, char *buf, size_t size);

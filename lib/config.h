@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define NP_CONFIG_DEFAULT_PATH "/etc/numaplaced/numaplaced.conf"
+
+enum np_affinity_mode {
+	NP_AFFINITY_NONE, /* never touch CPU affinity: move memory to the threads */
+	NP_AFFINITY_NODE, /* may also narrow a task's threads to its preferred node */
+};
+
+enum np_kernel_balancing_mode {
+	NP_KBAL_DEFER,  /* kernel.numa_balancing on: report only */
+	NP_KBAL_IGNORE, /* act regardless */
+};
+
+struct np_strv {
+	char **v;
+	size_t n;
+};
+
+/* The effective configuration; every field has a default (np_config_init). */
+struct np_config {
+	uint64_t scan_delay_ms;            /* 1000: no look at a task younger than this */
+	uint64_t scan_period_min_ms;       /* 1000 */
+	uint64_t scan_period_max_ms;       /* 60000 */
+	uint64_t tick_ms;                  /* 250: scheduler tick */
+	uint64_t scan_budget_mb;           /* 4096: MiB of RSS whose numa_maps one tick reads */
+	uint64_t min_rss_mb;               /* 100 */
+	unsigned min_cpu_percent;          /* 5: CPU use since last look, % of one CPU */
+	unsigned locality_target_percent;  /* 90 */
+	unsigned node_mem_headroom_percent; /* 10: free memory a target node keeps after a move */
+	unsigned hysteresis_periods;       /* 3: no decision flips back within this many periods */
+	uint64_t migrate_rate_mb_s;        /* 256: global page migration rate */
+	uint64_t max_migrate_mb_per_scan;  /* 1024: per task and scan */
+	enum np_affinity_mode affinity;    /* none */
+	enum np_kernel_balancing_mode kernel_balancing; /* defer */
+	struct np_strv include_comm;       /* fnmatch(3) globs; empty = all */
+	struct np_strv exclude_comm;
+	struct np_strv include_cgroup;     /* cgroup path prefixes; empty = all */
+	struct np_strv exclude_cgroup;
+	int *exclude_pid;
+	size_t nr_exclude_pid;
+	int log_level;                     /* syslog priority: err|warning|notice|info|debug */
+	char *metrics_listen;              /* "127.0.0.1:9464" or NULL: off */
+};
+
+/* Fill @cfg with the defaults. */
+void np_config_init(struct np_config *cfg);
+void np_config_free(struct np_config *cfg);
+
+/* One error: "file:line: message". */
+struct np_config_errors {
+	char **msg;
+	size_t n;
+};
+void np_config_errors_free(struct np_config_errors *errs);
+
+/* Parse a whole config from a buffer (pure: no I/O). @name is the file name
+ * used in messages. On any error, every error found is in @errs, @cfg is left
+ * untouched, and -EINVAL is returned: a file is applied whole or not at all. */
+int np_config_parse(const char *name, const char *buf, size_t len, struct np_config *cfg,
+		    struct np_config_errors *errs);
+
+/* Read and parse a file. A missing or unreadable file is one error naming
+ * it. */
+int np_config_load(const char *path, struct np_config *cfg, struct np_config_errors *errs);
+
+/* Write the effective configuration, normalised: every key, one per line, in
+ * the documented order; the output parses again to the same config. */
+int np_config_write(const struct np_config *cfg, FILE *out);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bitmap.h"
+#include "context.h"
+#include "topology.h"
+
+#define NP_COMM_MAX 64
+
+/* PF_KTHREAD and PF_NO_SETAFFINITY from include/linux/sched.h. */
+#define NP_PF_KTHREAD 0x00200000u
+#define NP_PF_NO_SETAFFINITY 0x04000000u
+
+/* The fields of /proc/PID/stat the daemon uses (proc(5) numbering). */
+struct np_stat {
+	int pid;               /* 1 */
+	char comm[NP_COMM_MAX]; /* 2, without the parentheses; may hold ' ', ')' and '\n' */
+	char state;            /* 3 */
+	int ppid;              /* 4 */
+	unsigned long flags;   /* 9 */
+	uint64_t utime, stime; /* 14, 15: clock ticks */
+	long nr_threads;       /* 20 */
+	uint64_t start_ticks;  /* 22: clock ticks after boot */
+	uint64_t rss_pages;    /* 24 */
+	int processor;         /* 39: CPU last run on */
+};
+
+/* Parse a stat line of @len bytes (pure). The comm runs from the first '('
+ * to the last ')'. Returns 0 or -EINVAL. */
+int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
+
+/* The fields of /proc/PID/status the daemon uses. */
+struct np_status {
+	uint64_t vm_rss_bytes; /* VmRSS; 0 for kernel threads (no line) */
+	int threads;
+	struct np_bitmap cpus_allowed; /* Cpus_allowed_list */
+	struct np_bitmap mems_allowed; /* Mems_allowed_list */
+	bool has_cpus_allowed, has_mems_allowed;
+};
+
+/* Parse status (pure). Unknown lines are ignored; a known line with a bad
+ * value is -EINVAL. */
+int np_status_parse(const char *buf, size_t len, struct np_status *out);
+
+struct np_thread {
+	int tid;
+	int last_cpu;
+	uint64_t cpu_ticks;
+};
+
+/* One process (thread group) as seen by one scan. (pid, start_ticks) is its
+ * identity: a pid alone is reused by the kernel. */
+struct np_task {
+	int pid;
+	uint64_t start_ticks;
+	char comm[NP_COMM_MAX];
+	char state;
+	unsigned long flags;
+	bool kthread;
+	uint64_t age_ms;
+	uint64_t cpu_ticks; /* utime + stime of all threads */
+	unsigned nr_threads;
+	int last_cpu;
+	uint64_t rss_bytes;
+
+	/* Filled by np_task_read_details(); until then has_details is false. */
+	bool has_details;
+	struct np_bitmap cpus_allowed;
+	struct np_bitmap mems_allowed;
+	char *cgroup; /* the unified (0::) cgroup path, or NULL */
+	struct np_thread *threads;
+	unsigned nr_thread_samples;
+};
+
+struct np_task_list {
+	struct np_task *tasks;
+	unsigned nr;
+	unsigned cap;
+	uint64_t uptime_ms;  /* the machine's uptime at the scan */
+	unsigned ticks_per_s; /* USER_HZ */
+};
+
+/*
+ * Where tasks come from. On the live machine (root "/") the list comes from
+ * libproc2's pids API, which is what procps itself trusts to walk /proc
+ * (it handles the races of tasks coming and going). libproc2 reads the real
+ * /proc only, so under a fixture root the same fields come from our own
+ * np_stat_parse over root/proc/PID/stat: one interface, two sources, and the
+ * tests exercise the parser the fixture source shares with details reading.
+ */
+struct np_task_source;
+
+int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
+void np_task_source_free(struct np_task_source *src);
+
+/* List every process (not threads). Tasks that vanish mid-read are dropped
+ * quietly. Replaces the list's previous content. Returns 0 or -errno. */
+int np_task_source_scan(struct np_task_source *src, struct np_task_list *list);
+
+/* Per-node CPU busy share (0..1) since the previous call (since boot on the
+ * first), into @busy[i] for topo->nodes[i]. Returns 0 or -errno. */
+int np_task_source_node_load(struct np_task_source *src, const struct np_topology *topo,
+			     double *busy);
+
+/* Read status (allowed CPUs and nodes), cgroup and each thread's last CPU of
+ * one task. Returns 0, or -ESRCH when it vanished (drop it quietly). */
+int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
+
+/* Verify that @task still is the process it was: same pid, same start time.
+ * Returns 0, -ESRCH (gone or reused). */
+int np_task_verify(struct np_ctx *ctx, const struct np_task *task);
+
+void np_task_clear(struct np_task *task);
+void np_task_list_clear(struct np_task_list *list);

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "topology.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#define NODE_DIR "sys/devices/system/node"
+#define SMALL_FILE (1u << 20)
+
+static int read_list(struct np_ctx *ctx, const char *path, struct np_bitmap *set)
+{
+	char *buf;
+	size_t len;
+	int err = np_ctx_read_file(ctx, path, SMALL_FILE, &buf, &len);
+
+	if (err)
+		return err;
+	err = np_bitmap_parse_list(set, buf, len);
+	if (err)
+		np_log(ctx, LOG_ERR, "%s/%s: not a CPU or node list: \"%.*s\"", np_ctx_root(ctx),
+		       path, (int)strcspn(buf, "\n"), buf);
+	free(buf);
+	return err;
+}
+
+/* Lines like "Node 0 MemTotal:       24571264 kB" (per node) or
+ * "MemTotal:       24571264 kB" (/proc/meminfo). */
+static int read_meminfo(struct np_ctx *ctx, const char *path, struct np_node *node)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} keys[] = {
+		{"MemTotal:", offsetof(struct np_node, mem_total)},
+		{"MemFree:", offsetof(struct np_node, mem_free)},
+		{"FilePages:", offsetof(struct np_node, file_pages)},
+	};
+	char *buf, *line, *save = NULL;
+	size_t len;
+	unsigned found = 0, lineno = 0;
+	int err = np_ctx_read_file(ctx, path, SMALL_FILE, &buf, &len);
+
+	if (err)
+		return err;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *p = line;
+
+		lineno++;
+		if (strncmp(p, "Node ", 5) == 0) {
+			p += 5;
+			p += strspn(p, "0123456789");
+			p += strspn(p, " ");
+		}
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			size_t klen = strlen(keys[i].key);
+			char *end;
+			unsigned long long kb;
+
+			if (strncmp(p, keys[i].key, klen) != 0)
+				continue;
+			errno = 0;
+			kb = strtoull(p + klen, &end, 10);
+			if (errno || end == p + klen || strcmp(end, " kB") != 0 ||
+			    kb > UINT64_MAX / 1024) {
+				np_log(ctx, LOG_ERR, "%s/%s:%u: bad value: \"%s\"", np_ctx_root(ctx),
+				       path, lineno, line);
+				free(buf);
+				return -EINVAL;
+			}
+			*(uint64_t *)((char *)node + keys[i].offset) = kb * 1024;
+			found |= 1u << i;
+		}
+	}
+	free(buf);
+	if (!(found & 1)) {
+		np_log(ctx, LOG_ERR, "%s/%s: no MemTotal line", np_ctx_root(ctx), path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int read_distances(struct np_ctx *ctx, struct np_topology *topo, unsigned idx)
+{
+	char path[64], *buf, *p, *end;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), NODE_DIR "/node%d/distance", topo->nodes[idx].id);
+	err = np_ctx_read_file(ctx, path, SMALL_FILE, &buf, &len);
+	if (err == -ENOENT) {
+		/* Very old kernels: assume the SLIT defaults. */
+		for (unsigned j = 0; j < topo->nr_nodes; j++)
+			topo->distance[idx * topo->nr_nodes + j] = j == idx ? 10 : 20;
+		return 0;
+	}
+	if (err)
+		return err;
+	/* One number per online node, in ascending node order. */
+	p = buf;
+	for (unsigned j = 0; j < topo->nr_nodes; j++) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || end == p || v == 0 || v > 255) {
+			np_log(ctx, LOG_ERR, "%s/%s: expected %u distances: \"%.*s\"",
+			       np_ctx_root(ctx), path, topo->nr_nodes, (int)strcspn(buf, "\n"),
+			       buf);
+			free(buf);
+			return -EINVAL;
+		}
+		topo->distance[idx * topo->nr_nodes + j] = (unsigned)v;
+		p = end;
+	}
+	free(buf);
+	return 0;
+}
+
+static int read_single_node(struct np_ctx *ctx, struct np_topology *topo)
+{
+	struct np_bitmap cpus;
+	int err = read_list(ctx, "sys/devices/system/cpu/online", &cpus);
+
+	if (err)
+		return err;
+	topo->nodes = calloc(1, sizeof(*topo->nodes));
+	topo->distance = calloc(1, sizeof(*topo->distance));
+	if (!topo->nodes || !topo->distance)
+		return -ENOMEM;
+	topo->nr_nodes = 1;
+	topo->nodes[0].cpus = cpus;
+	topo->distance[0] = 10;
+	return read_meminfo(ctx, "proc/meminfo", &topo->nodes[0]);
+}
+
+static int read_nodes(struct np_ctx *ctx, struct np_topology *topo)
+{
+	struct np_bitmap online;
+	unsigned n = 0;
+	int err = read_list(ctx, NODE_DIR "/online", &online);
+
+	if (err == -ENOENT)
+		return read_single_node(ctx, topo);
+	if (err)
+		return err;
+	topo->nr_nodes = np_bitmap_weight(&online);
+	if (topo->nr_nodes == 0) {
+		np_log(ctx, LOG_ERR, "%s/" NODE_DIR "/online: no node is online",
+		       np_ctx_root(ctx));
+		return -EINVAL;
+	}
+	topo->nodes = calloc(topo->nr_nodes, sizeof(*topo->nodes));
+	topo->distance = calloc((size_t)topo->nr_nodes * topo->nr_nodes,
+				sizeof(*topo->distance));
+	if (!topo->nodes || !topo->distance)
+		return -ENOMEM;
+	np_bitmap_for_each(id, &online)
+	{
+		struct np_node *node = &topo->nodes[n++];
+		char path[64];
+
+		node->id = id;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", id);
+		err = read_list(ctx, path, &node->cpus);
+		if (err)
+			return err;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", id);
+		err = read_meminfo(ctx, path, node);
+		if (err)
+			return err;
+	}
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		err = read_distances(ctx, topo, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int np_topology_read(struct np_ctx *ctx, struct np_topology **out)
+{
+	struct np_topology *topo = calloc(1, sizeof(*topo));
+	int err;
+
+	if (!topo)
+		return -ENOMEM;
+	err = read_nodes(ctx, topo);
+	if (err)
+		goto fail;
+	topo->max_cpu = -1;
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		struct np_node *node = &topo->nodes[i];
+
+		node->nr_cpus = np_bitmap_weight(&node->cpus);
+		np_bitmap_for_each(cpu, &node->cpus)
+		{
+			if (cpu > topo->max_cpu)
+				topo->max_cpu = cpu;
+		}
+	}
+	topo->cpu_node = malloc(sizeof(int) * (size_t)(topo->max_cpu + 2));
+	if (!topo->cpu_node) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (int cpu = 0; cpu <= topo->max_cpu; cpu++)
+		topo->cpu_node[cpu] = -1;
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		np_bitmap_for_each(cpu, &topo->nodes[i].cpus)
+		{
+			topo->cpu_node[cpu] = topo->nodes[i].id;
+		}
+	}
+	*out = topo;
+	return 0;
+fail:
+	np_topology_free(topo);
+	return err;
+}
+
+void np_topology_free(struct np_topology *topo)
+{
+	if (!topo)
+		return;
+	free(topo->nodes);
+	free(topo->distance);
+	free(topo->cpu_node);
+	free(topo);
+}
+
+int np_topology_index(const struct np_topology *topo, int id)
+{
+	for (unsigned i = 0; i < topo->nr_nodes; i++)
+		if (topo->nodes[i].id == id)
+			return (int)i;
+	return -1;
+}
+
+const struct np_node *np_topology_node(const struct np_topology *topo, int id)
+{
+	int i = np_topology_index(topo, id);
+
+	return i < 0 ? NULL : &topo->nodes[i];
+}
+
+unsigned np_topology_distance(const struct np_topology *topo, int from, int to)
+{
+	int i = np_topology_index(topo, from), j = np_topology_index(topo, to);
+
+	if (i < 0 || j < 0)
+		return 0;
+	return topo->distance[(unsigned)i * topo->nr_nodes + (unsigned)j];
+}
+
+int np_topology_cpu_node(const struct np_topology *topo, int cpu)
+{
+	if (cpu < 0 || cpu > topo->max_cpu)
+		return -1;
+	return topo->cpu_node[cpu];
+}

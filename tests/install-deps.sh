@@ -1,0 +1,31 @@
+#!/bin/sh
+# Install what building and testing numaplaced needs on Debian 12.
+# Idempotent: asks apt only when a package is missing.
+set -eu
+
+BUILD_PKGS="gcc meson ninja-build pkg-config libnuma-dev libproc2-dev libevent-dev \
+libjson-c-dev libinih-dev libsystemd-dev"
+# Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, and the
+# QEMU guest (tests/vm).
+TEST_PKGS="clang python3 systemd numactl qemu-system-x86 busybox-static cpio util-linux"
+
+case "${1:-all}" in
+build) pkgs=$BUILD_PKGS ;;
+all) pkgs="$BUILD_PKGS $TEST_PKGS" ;;
+*) echo "usage: $0 [build|all]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "missing packages:$missing (run this script as root to install them)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Build numaplaced twice (warnings as errors; ASan+UBSan) and run every test
+# suite. Ends with one line "N passed, N failed, N skipped" counted from
+# meson's own test logs.
+set -u
+cd "$(dirname "$0")/.."
+
+tests/install-deps.sh all || exit 1
+
+setup() {
+	dir=$1
+	shift
+	if [ -f "$dir/build.ninja" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi || exit 1
+	ninja -C "$dir" || exit 1
+}
+
+setup build -Dwerror=true
+setup build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+
+status=0
+meson test -C build --print-errorlogs --num-processes 2 || status=1
+# The guest suite runs once, in the plain build: sanitizers add nothing to
+# what happens inside the guest and would double its time.
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-san --print-errorlogs --num-processes 2 --no-suite vm || status=1
+
+python3 tests/summary.py build/meson-logs/testlog.json build-san/meson-logs/testlog.json ||
+	status=1
+exit $status
