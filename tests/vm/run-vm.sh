@@ -180,7 +180,7 @@ done <"$topo_file"
 
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -smp "$cpu_count" -m "${total_mib}M" $numa_args \
+	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 oops=panic" \
 	-nodefaults -display none -no-reboot
