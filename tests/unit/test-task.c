@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -612,13 +612,13 @@ static void test_node_load_delta(void)
 
 /* ---- the running machine ---- */
 
-static pthread_barrier_t thread_started, thread_stop;
-
-static void *idle_thread(void *arg)
+/* A second thread, alive until the other end of its pipe is closed. C11
+ * threads, as <pthread.h> would pull in <sched.h>, which lib/ shadows. */
+static int idle_thread(void *arg)
 {
-	pthread_barrier_wait(&thread_started);
-	pthread_barrier_wait(&thread_stop);
-	return NULL;
+	char c;
+
+	return (int)read(*(int *)arg, &c, 1);
 }
 
 static double elapsed_us(const struct timespec *a, const struct timespec *b)
@@ -652,15 +652,15 @@ static void test_live(void)
 	struct np_task_source *src, *walk_src;
 	struct np_task_list list = {0};
 	struct np_task *self;
-	pthread_t thread;
+	thrd_t thread;
+	int stop[2];
 	double *busy;
 
 	prctl(PR_GET_NAME, old_name);
 	CHECK_INT(prctl(PR_SET_NAME, name), 0);
-	pthread_barrier_init(&thread_started, NULL, 2);
-	pthread_barrier_init(&thread_stop, NULL, 2);
-	CHECK_INT(pthread_create(&thread, NULL, idle_thread, NULL), 0);
-	pthread_barrier_wait(&thread_started);
+	CHECK_INT(pipe(stop), 0);
+	/* The thread exists in /proc once thrd_create returns. */
+	CHECK_INT(thrd_create(&thread, idle_thread, &stop[0]), thrd_success);
 
 	CHECK_INT(np_ctx_new("/", &ctx), 0);
 	CHECK_INT(np_topology_read(ctx, &topo), 0);
@@ -703,8 +703,9 @@ static void test_live(void)
 	self = (struct np_task *)find_task(&list, getpid());
 	CHECK(self && strcmp(self->comm, name) == 0 && self->nr_threads == 2);
 
-	pthread_barrier_wait(&thread_stop);
-	pthread_join(thread, NULL);
+	close(stop[1]);
+	thrd_join(thread, NULL);
+	close(stop[0]);
 	prctl(PR_SET_NAME, old_name);
 	np_task_list_clear(&list);
 	np_task_source_free(walk_src);
