@@ -6,17 +6,16 @@
 
 #define HZ 100
 
+/* The defaults, with the size and CPU filters off: the replay tests are
+ * about the scan delay. */
 static struct np_config test_config(void)
 {
-	return (struct np_config){
-	    .scan_delay_ms = 1000,
-	    .scan_period_min_ms = 1000,
-	    .scan_period_max_ms = 60000,
-	    .tick_ms = 250,
-	    .scan_budget_mb = 4096,
-	    .min_rss_mb = 0,
-	    .min_cpu_percent = 0,
-	};
+	struct np_config cfg;
+
+	np_config_init(&cfg);
+	cfg.min_rss_mb = 0;
+	cfg.min_cpu_percent = 0;
+	return cfg;
 }
 
 static struct np_task task(int pid, uint64_t start_ticks, uint64_t rss_kib, uint64_t cpu,
