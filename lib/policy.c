@@ -5,9 +5,10 @@
  * A task is a set of threads and a set of pages. Its cost is the average
  * distance from where its threads run to where its pages are: the SLIT
  * distance already is relative memory latency (10 = local), so dividing by
- * 10 gives "times local latency". The policy looks for a placement, a node
- * for the threads and a node for the pages, that lowers this cost by more
- * than it costs to get there.
+ * 10 gives "times local latency". When too little of a task's memory is
+ * local (locality_target_percent), the policy looks for a placement, a node
+ * for the threads and a node for the pages, that lowers this cost for good,
+ * and among those takes the one cheapest to reach.
  *
  * Ideas borrowed, not code:
  * - From the kernel's NUMA balancing (kernel/sched/fair.c): the preferred
@@ -40,11 +41,11 @@
 /*
  * Weights of the cost terms, all in units of "one times local latency".
  *
- * MOVE_WEIGHT: migrating all of a task's pages once is charged like half a
- * local latency on every access for one period. With a remote distance of 20
- * (cost 2.0) moving the remote fraction f home gains f * 1.0 and costs
- * f * 0.5, so moving memory home always pays on such a machine, and moving
- * it to a node only a little nearer (say 21 -> 16) does not.
+ * MOVE_WEIGHT: migrating all of a task's pages is charged like half a local
+ * latency. It ranks the places a task could go: with remote distance 20,
+ * moving the threads to 62% of the pages (0.38 * 0.5 + THREAD_WEIGHT) beats
+ * moving 62% of the pages to the threads (0.31) only narrowly, which the
+ * margin below then settles in favour of staying.
  *
  * THREAD_WEIGHT: moving threads to another node costs them their caches;
  * it is cheap next to moving memory, which is why the kernel prefers to move
@@ -83,19 +84,19 @@ struct view {
 struct sample {
 	uint64_t bytes[NP_MAX_NODES]; /* resident bytes per node index */
 	double weight[NP_MAX_NODES];  /* thread time per node index */
-	uint64_t total;               /* over all node ids, online or not */
-	uint64_t offline_bytes;       /* on node ids that are not online */
+	uint64_t total;		      /* over all node ids, online or not */
+	uint64_t offline_bytes;	      /* on node ids that are not online */
 	double total_weight;
 	bool mem_ok[NP_MAX_NODES]; /* may hold its pages: has memory, in Mems_allowed */
 	bool cpu_ok[NP_MAX_NODES]; /* may run its threads: has allowed CPUs */
 	unsigned nr_mem_ok, nr_cpu_ok;
-	int thread_idx;  /* node index where most thread time is */
-	int home_idx;    /* memory node for thread_idx */
-	int biggest_idx; /* node index holding the most bytes */
-	bool pinned;     /* its allowed CPUs are all on one node */
-	bool can_narrow; /* the policy may set its affinity */
+	int thread_idx;		       /* node index where most thread time is */
+	int home_idx;		       /* memory node for thread_idx */
+	int biggest_idx;	       /* node index holding the most bytes */
+	bool pinned;		       /* its allowed CPUs are all on one node */
+	bool can_narrow;	       /* the policy may set its affinity */
 	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
-	double task_cpus;              /* CPUs it keeps busy */
+	double task_cpus;	       /* CPUs it keeps busy */
 };
 
 struct placement {
@@ -103,26 +104,27 @@ struct placement {
 	int mem_idx;
 	uint64_t move_bytes;
 	bool fits;
-	double cost;
+	double steady; /* latency and load once there */
+	double cost;   /* steady plus the one-off cost of getting there */
 };
 
 static const char *const reason_names[NP_REASON_COUNT] = {
-	[NP_REASON_LOCAL] = "local",
-	[NP_REASON_NO_BETTER_NODE] = "no-better-node",
-	[NP_REASON_NO_ROOM] = "no-room",
-	[NP_REASON_HYSTERESIS] = "hysteresis",
-	[NP_REASON_MISPLACED] = "misplaced",
-	[NP_REASON_TOO_BIG] = "too-big",
-	[NP_REASON_SINGLE_NODE] = "single-node",
-	[NP_REASON_TOO_YOUNG] = "too-young",
-	[NP_REASON_TOO_SMALL] = "too-small",
-	[NP_REASON_IDLE] = "idle",
-	[NP_REASON_EXCLUDED] = "excluded",
-	[NP_REASON_KERNEL_THREAD] = "kernel-thread",
-	[NP_REASON_BOUND] = "bound",
-	[NP_REASON_KERNEL_BALANCING] = "kernel-balancing",
-	[NP_REASON_NO_MEMORY_DATA] = "no-memory-data",
-	[NP_REASON_NO_DETAILS] = "no-details",
+    [NP_REASON_LOCAL] = "local",
+    [NP_REASON_NO_BETTER_NODE] = "no-better-node",
+    [NP_REASON_NO_ROOM] = "no-room",
+    [NP_REASON_HYSTERESIS] = "hysteresis",
+    [NP_REASON_MISPLACED] = "misplaced",
+    [NP_REASON_TOO_BIG] = "too-big",
+    [NP_REASON_SINGLE_NODE] = "single-node",
+    [NP_REASON_TOO_YOUNG] = "too-young",
+    [NP_REASON_TOO_SMALL] = "too-small",
+    [NP_REASON_IDLE] = "idle",
+    [NP_REASON_EXCLUDED] = "excluded",
+    [NP_REASON_KERNEL_THREAD] = "kernel-thread",
+    [NP_REASON_BOUND] = "bound",
+    [NP_REASON_KERNEL_BALANCING] = "kernel-balancing",
+    [NP_REASON_NO_MEMORY_DATA] = "no-memory-data",
+    [NP_REASON_NO_DETAILS] = "no-details",
 };
 
 const char *np_reason_name(enum np_reason reason)
@@ -204,9 +206,10 @@ static struct list_text list_text(const struct np_bitmap *set)
 	return t;
 }
 
+/* Rounded down: 89.9% local is not 90% local. */
 static unsigned percent(uint64_t part, uint64_t whole)
 {
-	return whole ? (unsigned)((part * 100 + whole / 2) / whole) : 0;
+	return whole ? (unsigned)((double)part * 100.0 / (double)whole) : 0;
 }
 
 /* ---- screening ---- */
@@ -255,8 +258,8 @@ static void action_init(struct np_action *a, const struct np_task *task)
 	a->kind = NP_ACTION_SKIP;
 }
 
-bool np_policy_screen(const struct np_config *cfg, const struct np_task *task,
-		      double cpu_percent, struct np_action *out)
+bool np_policy_screen(const struct np_config *cfg, const struct np_task *task, double cpu_percent,
+		      struct np_action *out)
 {
 	const enum np_action_kind skip = NP_ACTION_SKIP;
 	const char *which;
@@ -300,8 +303,9 @@ bool np_policy_screen(const struct np_config *cfg, const struct np_task *task,
 		}
 	}
 	if (task->age_ms < cfg->scan_delay_ms) {
-		say(out, skip, NP_REASON_TOO_YOUNG, "started %" PRIu64 " ms ago, scan_delay_ms is %" PRIu64,
-		    task->age_ms, cfg->scan_delay_ms);
+		say(out, skip, NP_REASON_TOO_YOUNG,
+		    "started %" PRIu64 " ms ago, scan_delay_ms is %" PRIu64, task->age_ms,
+		    cfg->scan_delay_ms);
 		return false;
 	}
 	if (task->rss_bytes < cfg->min_rss_mb * MIB) {
@@ -310,8 +314,9 @@ bool np_policy_screen(const struct np_config *cfg, const struct np_task *task,
 		return false;
 	}
 	if (cpu_percent < (double)cfg->min_cpu_percent) {
-		say(out, skip, NP_REASON_IDLE, "%.1f%% CPU since the last look, below min_cpu_percent %u",
-		    cpu_percent, cfg->min_cpu_percent);
+		say(out, skip, NP_REASON_IDLE,
+		    "%.1f%% CPU since the last look, below min_cpu_percent %u", cpu_percent,
+		    cfg->min_cpu_percent);
 		return false;
 	}
 	return true;
@@ -356,8 +361,8 @@ static uint64_t headroom(const struct view *v, const struct np_config *cfg, int 
 }
 
 /* What a node can hold of this task: what it holds plus what it can take. */
-static uint64_t capacity(const struct view *v, const struct np_config *cfg,
-			 const struct sample *s, int idx)
+static uint64_t capacity(const struct view *v, const struct np_config *cfg, const struct sample *s,
+			 int idx)
 {
 	uint64_t free_bytes = view_free(v, idx), keep = headroom(v, cfg, idx);
 
@@ -431,7 +436,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 
 		if (s->bytes[i] > s->bytes[s->biggest_idx])
 			s->biggest_idx = i;
-		s->mem_ok[i] = node->mem_total > 0 && np_bitmap_test(&task->mems_allowed, (unsigned)node->id);
+		s->mem_ok[i] =
+		    node->mem_total > 0 && np_bitmap_test(&task->mems_allowed, (unsigned)node->id);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
 		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
 		s->nr_mem_ok += s->mem_ok[i];
@@ -451,7 +457,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	for (unsigned i = 0; i < task->nr_thread_samples; i++)
 		ticks |= task->threads[i].cpu_ticks > 0;
 	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
-		int idx = np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
+		int idx =
+		    np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
 		double w = ticks ? (double)task->threads[i].cpu_ticks : 1.0;
 
 		if (idx >= 0) {
@@ -475,12 +482,14 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	}
 	s->thread_idx = -1;
 	for (int i = 0; i < (int)topo->nr_nodes; i++)
-		if (s->weight[i] > 0 && (s->thread_idx < 0 || s->weight[i] > s->weight[s->thread_idx]))
+		if (s->weight[i] > 0 &&
+		    (s->thread_idx < 0 || s->weight[i] > s->weight[s->thread_idx]))
 			s->thread_idx = i;
 	if (s->thread_idx < 0) {
 		/* No CPU known: assume the threads follow the memory. */
 		for (int i = 0; i < (int)topo->nr_nodes; i++)
-			if (topo->nodes[i].nr_cpus && (s->thread_idx < 0 || s->bytes[i] > s->bytes[s->thread_idx]))
+			if (topo->nodes[i].nr_cpus &&
+			    (s->thread_idx < 0 || s->bytes[i] > s->bytes[s->thread_idx]))
 				s->thread_idx = i;
 		if (s->thread_idx >= 0) {
 			s->weight[s->thread_idx] = 1;
@@ -493,8 +502,14 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 
 /* ---- costs ---- */
 
-/* Average latency, in times local, of the task as it is now. Pages on nodes
- * that are not online are charged the largest distance. */
+static double load_penalty(double load)
+{
+	return load > LOAD_COMFORT ? LOAD_WEIGHT * (load - LOAD_COMFORT) : 0.0;
+}
+
+/* The steady state of the task as it is now: average latency, in times
+ * local, plus, when the policy may move threads, the load they suffer.
+ * Pages on nodes that are not online are charged the largest distance. */
 static double current_cost(const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
@@ -511,40 +526,46 @@ static double current_cost(const struct view *v, const struct sample *s)
 			access += (double)s->bytes[j] * dist(topo, i, j);
 		access += (double)s->offline_bytes * max_dist(topo);
 		cost += share * access / (double)s->total;
+		if (s->can_narrow)
+			cost += share * load_penalty(view_busy(v, i));
 	}
 	return cost;
 }
 
 /*
- * Cost of a placement: steady-state latency once there, plus the one-off
- * costs of getting there. With the affinity left alone the threads stay
- * where they run and the latency is their average distance to the memory
- * node; with it narrowed they all run on @cpu_idx.
+ * Cost of a placement: the steady state once there (latency, and the load
+ * of the node the threads would share), plus the one-off costs of getting
+ * there (pages to migrate, threads leaving their caches). With the affinity
+ * left alone the threads stay where they run and the latency is their
+ * average distance to the memory node; with it narrowed they all run on
+ * @cpu_idx.
  */
 static void score(const struct view *v, const struct np_config *cfg, const struct sample *s,
 		  struct placement *p)
 {
 	const struct np_topology *topo = v->topo;
-	double latency = 0;
+	double one_off;
 
 	p->move_bytes = s->total - s->bytes[p->mem_idx];
 	p->fits = view_free(v, p->mem_idx) >= p->move_bytes &&
 		  view_free(v, p->mem_idx) - p->move_bytes >= headroom(v, cfg, p->mem_idx);
+	one_off = MOVE_WEIGHT * (double)p->move_bytes / (double)s->total;
 	if (s->can_narrow) {
-		double moving = s->total_weight ? 1.0 - s->weight[p->cpu_idx] / s->total_weight : 1.0;
+		double moving =
+		    s->total_weight ? 1.0 - s->weight[p->cpu_idx] / s->total_weight : 1.0;
 		double load = view_busy(v, p->cpu_idx) +
 			      moving * s->task_cpus / topo->nodes[p->cpu_idx].nr_cpus;
 
-		latency = dist(topo, p->cpu_idx, p->mem_idx);
-		latency += THREAD_WEIGHT * moving;
-		if (load > LOAD_COMFORT)
-			latency += LOAD_WEIGHT * (load - LOAD_COMFORT);
+		p->steady = dist(topo, p->cpu_idx, p->mem_idx) + load_penalty(load);
+		one_off += THREAD_WEIGHT * moving;
 	} else {
+		p->steady = 0;
 		for (int i = 0; i < (int)topo->nr_nodes; i++)
 			if (s->weight[i] > 0)
-				latency += s->weight[i] / s->total_weight * dist(topo, i, p->mem_idx);
+				p->steady +=
+				    s->weight[i] / s->total_weight * dist(topo, i, p->mem_idx);
 	}
-	p->cost = latency + MOVE_WEIGHT * (double)p->move_bytes / (double)s->total;
+	p->cost = p->steady + one_off;
 }
 
 /* The candidates: with narrowing, one per node the threads may run on (pages
@@ -585,8 +606,7 @@ static bool better(const struct placement *a, const struct placement *b)
 
 /* Among placements with the preferred memory node, one that leaves the
  * threads where they run comes first. */
-static bool preferable(const struct sample *s, const struct placement *a,
-		       const struct placement *b)
+static bool preferable(const struct sample *s, const struct placement *a, const struct placement *b)
 {
 	bool a_stays, b_stays;
 
@@ -790,13 +810,15 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 	a->misplaced_bytes = s->total - inside;
 	record_look(h, a->target_node);
 	if (percent(inside, s->total) >= cfg->locality_target_percent) {
-		say(a, NP_ACTION_KEEP, NP_REASON_TOO_BIG, "%s: fits no single node, %u%% already on nodes %s",
-		    place, percent(inside, s->total), list_text(&a->target_nodes).s);
+		say(a, NP_ACTION_KEEP, NP_REASON_TOO_BIG,
+		    "%s: fits no single node, %u%% already on nodes %s", place,
+		    percent(inside, s->total), list_text(&a->target_nodes).s);
 		return;
 	}
 	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
-		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would spread over nodes %s; holding: %s",
-		    place, list_text(&a->target_nodes).s, why);
+		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS,
+		    "%s: would spread over nodes %s; holding: %s", place,
+		    list_text(&a->target_nodes).s, why);
 		return;
 	}
 	commit_target(h, a->target_node);
@@ -809,8 +831,9 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 				np_bitmap_or(&cpus, &cpus, &topo->nodes[i].cpus);
 		narrow_to(a, s, t->task, &cpus);
 	}
-	say(a, NP_ACTION_SPREAD, NP_REASON_TOO_BIG, "%s fits no single node: spread over nodes %s, move %s%s%s",
-	    size_text(s->total).s, list_text(&a->target_nodes).s, size_text(a->move_bytes).s,
+	say(a, NP_ACTION_SPREAD, NP_REASON_TOO_BIG,
+	    "%s fits no single node: spread over nodes %s, move %s%s%s", size_text(s->total).s,
+	    list_text(&a->target_nodes).s, size_text(a->move_bytes).s,
 	    a->partial ? " this scan of " : "", a->partial ? size_text(a->misplaced_bytes).s : "");
 }
 
@@ -838,14 +861,15 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	 * choose. Pages elsewhere (say, Mems_allowed changed) still move. */
 	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
 		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: only node %d may hold its memory", place,
-		    topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: only node %d may hold its memory",
+		    place, topo->nodes[s->home_idx].id);
 		return;
 	}
 	if (locality >= cfg->locality_target_percent) {
 		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "%u%% of %s on node %d, where its threads run",
-		    locality, size_text(s->total).s, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+		    "%u%% of %s on node %d, where its threads run", locality, size_text(s->total).s,
+		    topo->nodes[s->home_idx].id);
 		return;
 	}
 
@@ -874,10 +898,14 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	if (pref && best != pref && best->cost > pref->cost - MARGIN)
 		chosen = pref;
 
+	/* Moving pays when the task ends up better off for good: the one-off
+	 * costs choose among the places, they do not veto going. Whether the
+	 * task is misplaced enough to bother is locality_target_percent's call,
+	 * made above. */
 	now = current_cost(v, s);
-	if (chosen->cost >= now - EPSILON) {
+	if (chosen->steady >= now - EPSILON) {
 		record_look(h, -1);
-		if (best_any && !best_any->fits && best_any->cost < now - EPSILON)
+		if (best_any && !best_any->fits && best_any->steady < now - EPSILON)
 			say(a, NP_ACTION_KEEP, NP_REASON_NO_ROOM,
 			    "%s: node %d would keep less than %u%% free", place,
 			    topo->nodes[best_any->mem_idx].id, cfg->node_mem_headroom_percent);
@@ -896,8 +924,8 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		narrow_to(a, s, t->task, &topo->nodes[chosen->cpu_idx].cpus);
 	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
 	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
-		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place, verb,
-		    why);
+		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
+		    verb, why);
 		a->move_pages = a->set_affinity = a->partial = false;
 		a->move_bytes = 0;
 		np_bitmap_zero(&a->target_cpus);
@@ -940,7 +968,8 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		np_policy_history_init(&h);
 
 	if (!sample_task(v, cfg, t, &h, s)) {
-		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps shows no resident pages");
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
+		    "numa_maps shows no resident pages");
 		return;
 	}
 	a->total_bytes = s->total;
@@ -954,12 +983,13 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 	/* With the kernel balancing, the kernel decides; the report still
 	 * says what we would have done, but nothing is recorded. */
 	if (v->m->kernel_numa_balancing && cfg->kernel_balancing == NP_KBAL_DEFER) {
-		char text[NP_REASON_TEXT_MAX];
+		char text[2 * NP_REASON_TEXT_MAX]; /* say() truncates */
 
 		snprintf(text, sizeof(text), "kernel NUMA balancing is on, deferring: %s",
 			 a->reason_text);
 		say(a, NP_ACTION_SKIP, NP_REASON_KERNEL_BALANCING, "%s", text);
-		a->move_pages = a->set_affinity = false;
+		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_bytes = 0;
 		return;
 	}
 	remember_narrowing(&h, s, a);
