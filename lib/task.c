@@ -846,8 +846,13 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 		list->nr = 0;
 		return err;
 	}
-	if (list->nr)
-		qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+	/* /proc lists pids in ascending order, so this is usually a check. */
+	for (unsigned i = 1; i < list->nr; i++) {
+		if (list->tasks[i - 1].pid > list->tasks[i].pid) {
+			qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+			break;
+		}
+	}
 	return 0;
 }
 
