@@ -72,7 +72,9 @@ struct np_action {
  * What the policy remembers about one task between scans. The caller keeps
  * one per task identity (pid, start_ticks), starts it with
  * np_policy_history_init() and passes it back at every look; the policy
- * updates it. One look is one period for hysteresis_periods.
+ * updates it. One look is one period for hysteresis_periods. The policy
+ * records a move as made; a caller that does not carry it out (dry run,
+ * failure) may put back the copy it had before the call.
  */
 struct np_policy_history {
 	int target_node;		/* node the last move went toward; -1: none yet */
