@@ -508,7 +508,29 @@ static bool names_key(const char *line, const char *key)
 	return false;
 }
 
-/* numaplaced.conf(5) has an entry for every key, showing its default. */
+/* A number key's documented "range LO..HI" is the one the parser enforces:
+ * its out-of-range message quotes the range. */
+static void check_documented_range(const char *key, const char *entry)
+{
+	const char *range = strstr(entry, "range "), *end;
+	char text[128], documented[64], *refusal;
+
+	if (!range || strstr(entry, " each"))
+		return;
+	end = range + strspn(range + 6, "0123456789.") + 6;
+	snprintf(documented, sizeof(documented), "%.*s", (int)(end - range), range);
+	snprintf(text, sizeof(text), "%s = 99999999999999999999\n", key);
+	refusal = strstr(only_error(text), "out of range ");
+	CHECK(refusal != NULL);
+	if (refusal && strcmp(refusal + 7, documented) != 0) {
+		fprintf(stderr, "numaplaced.conf(5): %s has %s, the parser %s\n", key, documented,
+			refusal + 7);
+		CHECK(false);
+	}
+}
+
+/* numaplaced.conf(5) has an entry for every key, showing its default and,
+ * for numbers, its range. */
 static void test_man_page(void)
 {
 	const char *root = getenv("NP_SOURCE_ROOT");
@@ -537,9 +559,12 @@ static void test_man_page(void)
 
 		*eq = '\0';
 		snprintf(shown, sizeof(shown), "(default %s", eq[2] ? eq + 3 : "empty");
-		for (size_t i = 0; i < nr_entries; i++)
-			if (names_key(entries[i], kv) && strstr(entries[i], shown))
+		for (size_t i = 0; i < nr_entries; i++) {
+			if (names_key(entries[i], kv) && strstr(entries[i], shown)) {
 				found = true;
+				check_documented_range(kv, entries[i]);
+			}
+		}
 		if (!found)
 			fprintf(stderr, "numaplaced.conf(5): no entry for %s %s\n", kv, shown);
 		CHECK(found);
