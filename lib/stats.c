@@ -16,30 +16,23 @@
 #define SMALL_FILE (64u << 10)
 
 static const char *const skip_names[] = {
-	[NP_SKIP_KTHREAD] = "kthread",
-	[NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
-	[NP_SKIP_EXCLUDED] = "excluded",
-	[NP_SKIP_TOO_YOUNG] = "too_young",
-	[NP_SKIP_SMALL_RSS] = "small_rss",
-	[NP_SKIP_IDLE] = "idle",
-	[NP_SKIP_LOCAL_ENOUGH] = "local_enough",
-	[NP_SKIP_NO_ROOM] = "no_room",
-	[NP_SKIP_HYSTERESIS] = "hysteresis",
-	[NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
-	[NP_SKIP_BACKOFF] = "backoff",
-	[NP_SKIP_RATE_LIMIT] = "rate_limit",
-	[NP_SKIP_VANISHED] = "vanished",
-	[NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
-	[NP_SKIP_USER_POLICY] = "user_policy",
+    [NP_SKIP_KTHREAD] = "kthread",	     [NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
+    [NP_SKIP_EXCLUDED] = "excluded",	     [NP_SKIP_TOO_YOUNG] = "too_young",
+    [NP_SKIP_SMALL_RSS] = "small_rss",	     [NP_SKIP_IDLE] = "idle",
+    [NP_SKIP_LOCAL_ENOUGH] = "local_enough", [NP_SKIP_NO_ROOM] = "no_room",
+    [NP_SKIP_HYSTERESIS] = "hysteresis",     [NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
+    [NP_SKIP_BACKOFF] = "backoff",	     [NP_SKIP_RATE_LIMIT] = "rate_limit",
+    [NP_SKIP_VANISHED] = "vanished",	     [NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
+    [NP_SKIP_USER_POLICY] = "user_policy",
 };
 _Static_assert(sizeof(skip_names) / sizeof(skip_names[0]) == NP_SKIP_NR,
 	       "every skip reason needs a name");
 
 static const char *const action_names[] = {
-	[NP_ACTION_MOVE_PAGES] = "move_pages",
-	[NP_ACTION_MIGRATE_PAGES] = "migrate_pages",
-	[NP_ACTION_AFFINITY] = "affinity",
-	[NP_ACTION_READ] = "read",
+    [NP_ACTION_MOVE_PAGES] = "move_pages",
+    [NP_ACTION_MIGRATE_PAGES] = "migrate_pages",
+    [NP_ACTION_AFFINITY] = "affinity",
+    [NP_ACTION_READ] = "read",
 };
 _Static_assert(sizeof(action_names) / sizeof(action_names[0]) == NP_ACTION_NR,
 	       "every action needs a name");
@@ -154,8 +147,7 @@ static unsigned errno_slot(int err)
 	return err > 0 && err < ERRNO_SLOTS ? (unsigned)err : 0;
 }
 
-void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages,
-			   uint64_t bytes)
+void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages, uint64_t bytes)
 {
 	struct migrated_cell *c = cell(stats, node_slot(stats, src), node_slot(stats, dst));
 
@@ -237,18 +229,18 @@ static const struct {
 	size_t offset;
 	const char *help;
 } numastat_keys[] = {
-	{"numa_hit", offsetof(struct np_numastat, numa_hit),
-	 "Pages allocated on this node as intended."},
-	{"numa_miss", offsetof(struct np_numastat, numa_miss),
-	 "Pages allocated on this node though another was preferred."},
-	{"numa_foreign", offsetof(struct np_numastat, numa_foreign),
-	 "Pages meant for this node but allocated elsewhere."},
-	{"interleave_hit", offsetof(struct np_numastat, interleave_hit),
-	 "Interleaved pages allocated on this node as intended."},
-	{"local_node", offsetof(struct np_numastat, local_node),
-	 "Pages allocated on this node by a task running on it."},
-	{"other_node", offsetof(struct np_numastat, other_node),
-	 "Pages allocated on this node by a task running on another node."},
+    {"numa_hit", offsetof(struct np_numastat, numa_hit),
+     "Pages allocated on this node as intended."},
+    {"numa_miss", offsetof(struct np_numastat, numa_miss),
+     "Pages allocated on this node though another was preferred."},
+    {"numa_foreign", offsetof(struct np_numastat, numa_foreign),
+     "Pages meant for this node but allocated elsewhere."},
+    {"interleave_hit", offsetof(struct np_numastat, interleave_hit),
+     "Interleaved pages allocated on this node as intended."},
+    {"local_node", offsetof(struct np_numastat, local_node),
+     "Pages allocated on this node by a task running on it."},
+    {"other_node", offsetof(struct np_numastat, other_node),
+     "Pages allocated on this node by a task running on another node."},
 };
 #define NR_NUMASTAT_KEYS (sizeof(numastat_keys) / sizeof(numastat_keys[0]))
 
@@ -428,7 +420,8 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	family(out, "pages_queried_total", "counter",
 	       "Pages whose node was looked up before moving.");
 	fprintf(out, "numaplaced_pages_queried_total %" PRIu64 "\n", h->pages_queried);
-	family(out, "affinity_threads_total", "counter", "Threads whose CPU affinity was narrowed.");
+	family(out, "affinity_threads_total", "counter",
+	       "Threads whose CPU affinity was narrowed.");
 	fprintf(out, "numaplaced_affinity_threads_total %" PRIu64 "\n", h->affinity_threads);
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
@@ -498,8 +491,8 @@ int np_stats_write_summary(const struct np_stats *stats, FILE *out)
 	for (unsigned s = 0; s < n; s++)
 		for (unsigned d = 0; d < n; d++)
 			total += cell(stats, s, d)->bytes;
-	fprintf(out, "migrated %.1f MiB in %" PRIu64 " move_pages and %" PRIu64
-		     " migrate_pages calls",
+	fprintf(out,
+		"migrated %.1f MiB in %" PRIu64 " move_pages and %" PRIu64 " migrate_pages calls",
 		mib(total), h->migrate_calls[NP_ACTION_MOVE_PAGES],
 		h->migrate_calls[NP_ACTION_MIGRATE_PAGES]);
 	for (unsigned s = 0; s < n; s++)

@@ -19,21 +19,21 @@
  * count into this; add new reasons before NP_SKIP_NR and give each a name in
  * stats.c (a static assertion there keeps the two in step). */
 enum np_skip_reason {
-	NP_SKIP_KTHREAD,          /* kernel thread */
-	NP_SKIP_NO_SETAFFINITY,   /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
-	NP_SKIP_EXCLUDED,         /* excluded by comm, cgroup or pid in the config */
-	NP_SKIP_TOO_YOUNG,        /* younger than scan_delay_ms */
-	NP_SKIP_SMALL_RSS,        /* below min_rss_mb */
-	NP_SKIP_IDLE,             /* below min_cpu_percent */
-	NP_SKIP_LOCAL_ENOUGH,     /* already at locality_target_percent */
-	NP_SKIP_NO_ROOM,          /* no node with the headroom to take it */
-	NP_SKIP_HYSTERESIS,       /* would flip a recent decision back */
+	NP_SKIP_KTHREAD,	  /* kernel thread */
+	NP_SKIP_NO_SETAFFINITY,	  /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
+	NP_SKIP_EXCLUDED,	  /* excluded by comm, cgroup or pid in the config */
+	NP_SKIP_TOO_YOUNG,	  /* younger than scan_delay_ms */
+	NP_SKIP_SMALL_RSS,	  /* below min_rss_mb */
+	NP_SKIP_IDLE,		  /* below min_cpu_percent */
+	NP_SKIP_LOCAL_ENOUGH,	  /* already at locality_target_percent */
+	NP_SKIP_NO_ROOM,	  /* no node with the headroom to take it */
+	NP_SKIP_HYSTERESIS,	  /* would flip a recent decision back */
 	NP_SKIP_KERNEL_BALANCING, /* kernel NUMA balancing is on and we defer to it */
-	NP_SKIP_BACKOFF,          /* earlier actions on it failed; waiting */
-	NP_SKIP_RATE_LIMIT,       /* the global migration rate is used up */
-	NP_SKIP_VANISHED,         /* exited or its pid was reused before we acted */
-	NP_SKIP_AFFINITY_EMPTY,   /* a thread's mask has no CPU on the target node */
-	NP_SKIP_USER_POLICY,      /* memory bound by the task's own mempolicy */
+	NP_SKIP_BACKOFF,	  /* earlier actions on it failed; waiting */
+	NP_SKIP_RATE_LIMIT,	  /* the global migration rate is used up */
+	NP_SKIP_VANISHED,	  /* exited or its pid was reused before we acted */
+	NP_SKIP_AFFINITY_EMPTY,	  /* a thread's mask has no CPU on the target node */
+	NP_SKIP_USER_POLICY,	  /* memory bound by the task's own mempolicy */
 	NP_SKIP_NR
 };
 
@@ -42,10 +42,10 @@ const char *np_skip_reason_name(enum np_skip_reason reason);
 
 /* Which kind of call failed. */
 enum np_stat_action {
-	NP_ACTION_MOVE_PAGES,    /* a move_pages batch or status query as a whole */
+	NP_ACTION_MOVE_PAGES,	 /* a move_pages batch or status query as a whole */
 	NP_ACTION_MIGRATE_PAGES, /* a whole-task migrate_pages */
-	NP_ACTION_AFFINITY,      /* sched_getaffinity/sched_setaffinity on a thread */
-	NP_ACTION_READ,          /* reading numa_maps, maps or task files */
+	NP_ACTION_AFFINITY,	 /* sched_getaffinity/sched_setaffinity on a thread */
+	NP_ACTION_READ,		 /* reading numa_maps, maps or task files */
 	NP_ACTION_NR
 };
 
