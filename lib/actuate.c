@@ -757,7 +757,7 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 /* After an action: a process that exited meanwhile may have passed its pid
  * on, so the action is a failure whatever the calls said. */
 static int action_end(struct np_actuator *act, int idx, int err, bool failed,
-		      enum np_stat_action kind)
+		      enum np_stat_call kind)
 {
 	struct tracked_task *t = &act->tasks[idx];
 
@@ -1044,7 +1044,7 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
 				return r;
 			}
-			np_stats_add_migrate_call(act->stats, NP_ACTION_MOVE_PAGES, elapsed);
+			np_stats_add_migrate_call(act->stats, NP_CALL_MOVE_PAGES, elapsed);
 			ms->res->calls++;
 			moved = account_batch(ms, plan, &b, page_bytes, r);
 			np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes - moved);
@@ -1132,7 +1132,7 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 		np_token_bucket_refund(&act->rate, granted);
 		return (int)r;
 	}
-	np_stats_add_migrate_call(act->stats, NP_ACTION_MIGRATE_PAGES, elapsed);
+	np_stats_add_migrate_call(act->stats, NP_CALL_MIGRATE_PAGES, elapsed);
 	ms->res->calls++;
 	ms->res->used_migrate_pages = true;
 	ms->res->pages_misplaced += pages;
@@ -1253,8 +1253,8 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	err = action_end(act, ms.idx, err,
 			 result->pages_misplaced && !result->pages_moved &&
 				 !result->budget_exhausted,
-			 result->used_migrate_pages ? NP_ACTION_MIGRATE_PAGES
-						    : NP_ACTION_MOVE_PAGES);
+			 result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES
+						    : NP_CALL_MOVE_PAGES);
 	result->elapsed_ns = now(act) - t0;
 	if (!err && result->budget_exhausted && !result->pages_moved)
 		err = -EAGAIN;
@@ -1395,7 +1395,7 @@ failed:
 	th->err = err;
 	th->outcome = err == -ESRCH ? NP_THREAD_VANISHED : NP_THREAD_FAILED;
 	if (err != -ESRCH)
-		np_stats_add_failure(act->stats, NP_ACTION_AFFINITY, err);
+		np_stats_add_failure(act->stats, NP_CALL_AFFINITY, err);
 }
 
 int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task,
@@ -1428,7 +1428,7 @@ int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task
 			close(fd);
 		if (np_is_vanished_error(err))
 			err = -ESRCH;
-		return action_end(act, idx, err, true, NP_ACTION_AFFINITY);
+		return action_end(act, idx, err, true, NP_CALL_AFFINITY);
 	}
 	while ((de = readdir(dir))) {
 		char *end;
@@ -1443,5 +1443,5 @@ int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task
 		result->counts[result->threads[result->nr - 1].outcome]++;
 	}
 	closedir(dir);
-	return action_end(act, idx, err, result->counts[NP_THREAD_FAILED] > 0, NP_ACTION_AFFINITY);
+	return action_end(act, idx, err, result->counts[NP_THREAD_FAILED] > 0, NP_CALL_AFFINITY);
 }

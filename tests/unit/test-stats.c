@@ -428,9 +428,9 @@ static void test_counters_and_output(void)
 	np_stats_add_page_failures(stats, -EBUSY, 7);
 	np_stats_add_page_failures(stats, ENOMEM, 2);
 	np_stats_add_page_failures(stats, -100000, 1); /* no such errno: "other" */
-	np_stats_add_failure(stats, NP_ACTION_AFFINITY, -ESRCH);
-	np_stats_add_failure(stats, NP_ACTION_MOVE_PAGES, -EPERM);
-	np_stats_add_migrate_call(stats, NP_ACTION_MOVE_PAGES, 20000000);
+	np_stats_add_failure(stats, NP_CALL_AFFINITY, -ESRCH);
+	np_stats_add_failure(stats, NP_CALL_MOVE_PAGES, -EPERM);
+	np_stats_add_migrate_call(stats, NP_CALL_MOVE_PAGES, 20000000);
 	np_stats_add_pages_queried(stats, 1000);
 	np_stats_add_scan(stats, 12345);
 	np_stats_add_scan(stats, 5);
@@ -441,7 +441,7 @@ static void test_counters_and_output(void)
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 2 << 20);
 	CHECK_U64(np_stats_migrated_bytes(stats, 1, 0), 0);
 	CHECK_U64(np_stats_page_failures(stats, EBUSY), 7);
-	CHECK_U64(np_stats_failures(stats, NP_ACTION_AFFINITY, ESRCH), 1);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_AFFINITY, ESRCH), 1);
 	CHECK_U64(np_stats_skips(stats, NP_SKIP_TOO_YOUNG), 2);
 	CHECK_U64(np_stats_scans(stats), 2);
 	CHECK_STR(np_skip_reason_name(NP_SKIP_RATE_LIMIT), "rate_limit");

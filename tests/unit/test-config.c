@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+#include "check.h"
+
+#include <errno.h>
+#include <syslog.h>
+
+static int parse(const char *text, struct np_config *cfg, struct np_config_errors *errs)
+{
+	return np_config_parse("t.conf", text, strlen(text), cfg, errs);
+}
+
+/* The one error a text gives, or "" when it parses. */
+static const char *only_error(const char *text)
+{
+	static char msg[512];
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	msg[0] = '\0';
+	if (parse(text, &cfg, &errs) == -EINVAL && errs.n == 1)
+		snprintf(msg, sizeof(msg), "%s", errs.msg[0]);
+	else if (errs.n)
+		snprintf(msg, sizeof(msg), "%zu errors, first %s", errs.n, errs.msg[0]);
+	np_config_errors_free(&errs);
+	np_config_free(&cfg);
+	return msg;
+}
+
+static char *write_to_string(const struct np_config *cfg)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	CHECK_INT(np_config_write(cfg, out), 0);
+	fclose(out);
+	return text;
+}
+
+static void test_defaults(void)
+{
+	struct np_config cfg, other;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	CHECK_U64(cfg.scan_delay_ms, 1000);
+	CHECK_U64(cfg.scan_period_min_ms, 1000);
+	CHECK_U64(cfg.scan_period_max_ms, 60000);
+	CHECK_U64(cfg.tick_ms, 250);
+	CHECK_U64(cfg.min_rss_mb, 100);
+	CHECK_INT(cfg.locality_target_percent, 90);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
+	CHECK_INT(cfg.kernel_balancing, NP_KBAL_DEFER);
+	CHECK_INT(cfg.log_level, LOG_NOTICE);
+	CHECK(cfg.metrics_listen == NULL);
+	CHECK_INT(cfg.include_comm.n, 0);
+
+	/* An empty buffer, and no buffer at all, give the defaults. */
+	np_config_init(&other);
+	other.min_rss_mb = 7;
+	CHECK_INT(np_config_parse("t.conf", "", 0, &other, &errs), 0);
+	CHECK(np_config_equal(&cfg, &other));
+	other.min_rss_mb = 7;
+	CHECK_INT(np_config_parse("t.conf", NULL, 0, &other, &errs), 0);
+	CHECK(np_config_equal(&cfg, &other));
+	CHECK_INT(errs.n, 0);
+	np_config_free(&other);
+	np_config_free(&cfg);
+}
+
+static void test_every_key(void)
+{
+	const char *text = "scan_delay_ms = 0\n"
+			   "scan_period_min_ms = 2000\n"
+			   "scan_period_max_ms = 3600000\n"
+			   "tick_ms = 100\n"
+			   "scan_budget_mb = 1\n"
+			   "min_rss_mb = 1048576\n"
+			   "min_cpu_percent = 0\n"
+			   "locality_target_percent = 100\n"
+			   "node_mem_headroom_percent = 50\n"
+			   "hysteresis_periods = 0\n"
+			   "migrate_rate_mb_s = 65536\n"
+			   "max_migrate_mb_per_scan = 1\n"
+			   "affinity = node\n"
+			   "kernel_balancing = ignore\n"
+			   "include_comm = postgres java*\n"
+			   "exclude_comm = \tkworker* \n"
+			   "include_cgroup = /system.slice/ /\n"
+			   "exclude_cgroup =\n"
+			   "exclude_pid = 1 4194304\n"
+			   "log_level = debug\n"
+			   "metrics_listen = [::1]:09464\n";
+	struct np_config cfg, again;
+	struct np_config_errors errs = {0};
+	char *out;
+
+	np_config_init(&cfg);
+	CHECK_INT(parse(text, &cfg, &errs), 0);
+	CHECK_INT(errs.n, 0);
+	CHECK_U64(cfg.scan_delay_ms, 0);
+	CHECK_U64(cfg.scan_period_min_ms, 2000);
+	CHECK_U64(cfg.scan_period_max_ms, 3600000);
+	CHECK_U64(cfg.tick_ms, 100);
+	CHECK_U64(cfg.scan_budget_mb, 1);
+	CHECK_U64(cfg.min_rss_mb, 1048576);
+	CHECK_INT(cfg.min_cpu_percent, 0);
+	CHECK_INT(cfg.locality_target_percent, 100);
+	CHECK_INT(cfg.node_mem_headroom_percent, 50);
+	CHECK_INT(cfg.hysteresis_periods, 0);
+	CHECK_U64(cfg.migrate_rate_mb_s, 65536);
+	CHECK_U64(cfg.max_migrate_mb_per_scan, 1);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_NODE);
+	CHECK_INT(cfg.kernel_balancing, NP_KBAL_IGNORE);
+	CHECK_INT(cfg.include_comm.n, 2);
+	CHECK_STR(cfg.include_comm.v[1], "java*");
+	CHECK_INT(cfg.exclude_comm.n, 1);
+	CHECK_STR(cfg.exclude_comm.v[0], "kworker*");
+	CHECK_INT(cfg.include_cgroup.n, 2);
+	CHECK_STR(cfg.include_cgroup.v[0], "/system.slice");
+	CHECK_STR(cfg.include_cgroup.v[1], "/");
+	CHECK_INT(cfg.exclude_cgroup.n, 0);
+	CHECK_INT(cfg.nr_exclude_pid, 2);
+	CHECK_INT(cfg.exclude_pid[1], 4194304);
+	CHECK_INT(cfg.log_level, LOG_DEBUG);
+	CHECK_STR(cfg.metrics_listen, "[::1]:9464");
+
+	/* Written out and read back, it is the same config. */
+	out = write_to_string(&cfg);
+	CHECK(strstr(out, "include_cgroup = /system.slice /\n") != NULL);
+	CHECK(strstr(out, "exclude_cgroup =\n") != NULL);
+	np_config_init(&again);
+	CHECK_INT(parse(out, &again, &errs), 0);
+	CHECK(np_config_equal(&cfg, &again));
+	again.exclude_pid[0] = 2;
+	CHECK(!np_config_equal(&cfg, &again));
+	free(out);
+
+	/* A later parse replaces everything: keys not in it go back to the
+	 * defaults. */
+	CHECK_INT(parse("min_rss_mb = 5\n", &cfg, &errs), 0);
+	CHECK_U64(cfg.min_rss_mb, 5);
+	CHECK_INT(cfg.include_comm.n, 0);
+	CHECK(cfg.metrics_listen == NULL);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
+	np_config_free(&again);
+	np_config_free(&cfg);
+}
+
+static void test_refused_file_keeps_config(void)
+{
+	struct np_config cfg, before;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	np_config_init(&before);
+	CHECK_INT(parse("include_comm = a b\nmin_rss_mb = 3\n", &cfg, &errs), 0);
+	CHECK_INT(parse("include_comm = a b\nmin_rss_mb = 3\n", &before, &errs), 0);
+	CHECK_INT(parse("min_rss_mb = 4\ninclude_comm = c\nbogus = 1\n", &cfg, &errs), -EINVAL);
+	CHECK(np_config_equal(&cfg, &before));
+	CHECK_U64(cfg.min_rss_mb, 3);
+	CHECK_INT(errs.n, 1);
+	CHECK_STR(errs.msg[0], "t.conf:3: unknown key 'bogus'");
+	np_config_errors_free(&errs);
+	CHECK_INT(errs.n, 0);
+	np_config_free(&cfg);
+	np_config_free(&before);
+}
+
+static void test_errors(void)
+{
+	CHECK_STR(only_error("min_rss_mb = 12x\n"),
+		  "t.conf:1: min_rss_mb: '12x' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb = -1\n"),
+		  "t.conf:1: min_rss_mb: '-1' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb = +1\n"),
+		  "t.conf:1: min_rss_mb: '+1' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb =\n"),
+		  "t.conf:1: min_rss_mb: '' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb = 18446744073709551616\n"),
+		  "t.conf:1: min_rss_mb: 18446744073709551616 is out of range 0..1048576");
+	CHECK_STR(only_error("min_cpu_percent = 101\n"),
+		  "t.conf:1: min_cpu_percent: 101 is out of range 0..100");
+	CHECK_STR(only_error("\n\nlocality_target_percent = 0\n"),
+		  "t.conf:3: locality_target_percent: 0 is out of range 1..100");
+	CHECK_STR(only_error("affinity = cpu\n"),
+		  "t.conf:1: affinity: 'cpu' is not one of: none, node");
+	CHECK_STR(only_error("log_level = error\n"),
+		  "t.conf:1: log_level: 'error' is not one of: err, warning, notice, info, debug");
+	CHECK_STR(only_error("tick_ms = 5\ntick_ms = 6\n"),
+		  "2 errors, first t.conf:1: tick_ms: 5 is out of range 10..10000");
+	CHECK_STR(only_error("tick_ms = 50\ntick_ms = 60\n"),
+		  "t.conf:2: duplicate key 'tick_ms' (first set on line 1)");
+	CHECK_STR(only_error("[numaplaced]\n"),
+		  "t.conf:1: section header '[numaplaced]' not allowed: the file has no sections");
+	CHECK_STR(only_error("min_rss_mb 5\n"),
+		  "t.conf:1: expected 'key = value', found 'min_rss_mb 5'");
+	CHECK_STR(only_error("min_rss_mb: 5\n"),
+		  "t.conf:1: expected 'key = value', found 'min_rss_mb: 5'");
+	CHECK_STR(only_error("a:b = 5\n"), "t.conf:1: unknown key 'a:b'");
+	CHECK_STR(only_error(" = 5\n"), "t.conf:1: missing key before '='");
+	CHECK_STR(only_error("min_rss_mb = 5\a\n"),
+		  "t.conf:1: control character 0x07 at column 15");
+	CHECK_STR(only_error("min_rss_mb = 5\r\r\n"),
+		  "t.conf:1: control character 0x0d at column 15");
+	CHECK_STR(only_error("include_comm = postgres-checkpointer\n"),
+		  "t.conf:1: include_comm: 'postgres-checkpointer' never matches: "
+		  "a comm is at most 15 characters");
+	CHECK_STR(only_error("include_comm = postgres-check*\n"), "");
+	CHECK_STR(
+	    only_error("exclude_cgroup = system.slice\n"),
+	    "t.conf:1: exclude_cgroup: 'system.slice' is not a cgroup path (starting with '/')");
+	CHECK_STR(only_error("exclude_pid = 0\n"),
+		  "t.conf:1: exclude_pid: '0' is not a pid (1..4194304)");
+	CHECK_STR(only_error("exclude_pid = 4194305\n"),
+		  "t.conf:1: exclude_pid: '4194305' is not a pid (1..4194304)");
+	CHECK_STR(only_error("exclude_pid = 12 -3\n"),
+		  "t.conf:1: exclude_pid: '-3' is not a pid (1..4194304)");
+}
+
+static void test_metrics_listen(void)
+{
+	static const char *const good[] = {"127.0.0.1:9464", "127.1.2.3:1", "[::1]:65535"};
+	static const char *const bad[] = {"0.0.0.0:9464", "10.0.0.1:9464",   "127.0.0.1",
+					  "127.0.0.1:0",  "127.0.0.1:65536", "[::]:9464",
+					  "::1:9464",	  "[::1]9464",	     "localhost:9464",
+					  "127.0.0.1:x",  "[::1:9464",	     ":9464"};
+	char text[128], expected[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "metrics_listen = %s\n", good[i]);
+		CHECK_STR(only_error(text), "");
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "metrics_listen = %s\n", bad[i]);
+		snprintf(expected, sizeof(expected),
+			 "t.conf:1: metrics_listen: '%s' is not a loopback address:port "
+			 "(127.0.0.1:9464, [::1]:9464) or empty",
+			 bad[i]);
+		CHECK_STR(only_error(text), expected);
+	}
+}
+
+static void test_ordered_keys(void)
+{
+	CHECK_STR(only_error("scan_period_min_ms = 5000\nscan_period_max_ms = 4000\n"),
+		  "t.conf:2: scan_period_max_ms: 4000 is less than scan_period_min_ms "
+		  "(5000, line 1)");
+	CHECK_STR(only_error("scan_period_max_ms = 4000\nscan_period_min_ms = 5000\n"),
+		  "t.conf:2: scan_period_min_ms: 5000 is greater than scan_period_max_ms "
+		  "(4000, line 1)");
+	CHECK_STR(only_error("\nscan_period_max_ms = 500\n"),
+		  "t.conf:2: scan_period_max_ms: 500 is less than scan_period_min_ms "
+		  "(1000, the default)");
+	CHECK_STR(only_error("scan_period_min_ms = 200\n"),
+		  "t.conf:1: scan_period_min_ms: 200 is less than tick_ms (250, the default)");
+	CHECK_STR(only_error("scan_period_min_ms = 5000\nscan_period_max_ms = 5000\n"), "");
+	/* A refused value is not compared again. */
+	CHECK_STR(only_error("scan_period_max_ms = 50\n"),
+		  "t.conf:1: scan_period_max_ms: 50 is out of range 100..3600000");
+}
+
+static void test_error_order_and_lines(void)
+{
+	const char *text = "# comment\n"
+			   "scan_period_max_ms = 900\n"
+			   "min_rss_mb = x\n"
+			   "\n"
+			   "   ; indented comment\n"
+			   "affinity = both\n";
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	CHECK_INT(parse(text, &cfg, &errs), -EINVAL);
+	CHECK_INT(errs.n, 3);
+	if (errs.n == 3) {
+		CHECK_STR(errs.msg[0], "t.conf:2: scan_period_max_ms: 900 is less than "
+				       "scan_period_min_ms (1000, the default)");
+		CHECK_STR(errs.msg[1], "t.conf:3: min_rss_mb: 'x' is not a non-negative integer");
+		CHECK_STR(errs.msg[2], "t.conf:6: affinity: 'both' is not one of: none, node");
+	}
+	/* A second refused parse appends. */
+	CHECK_INT(parse("x = 1\n", &cfg, &errs), -EINVAL);
+	CHECK_INT(errs.n, 4);
+	np_config_errors_free(&errs);
+	np_config_free(&cfg);
+}
+
+static void test_lexical(void)
+{
+	static const char nul[] = "min_rss_mb = 5\nmin_cpu_percent = 1\0 0\ntick_ms = 100\n";
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+	char long_line[400];
+
+	np_config_init(&cfg);
+	/* A NUL byte is an error on its line, not the end of the file. */
+	CHECK_INT(np_config_parse("t.conf", nul, sizeof(nul) - 1, &cfg, &errs), -EINVAL);
+	CHECK_INT(errs.n, 1);
+	if (errs.n == 1)
+		CHECK_STR(errs.msg[0], "t.conf:2: NUL byte at column 20");
+	np_config_errors_free(&errs);
+
+	/* CRLF line endings, a byte order mark, blanks, ';' comments after a
+	 * value, no newline at the end. */
+	CHECK_INT(parse("\xef\xbb\xbfmin_rss_mb = 5\r\n\ttick_ms=100 ; faster\r\n"
+			"  include_comm   =   a   b  \r\n"
+			"exclude_comm = c;d",
+			&cfg, &errs),
+		  0);
+	CHECK_U64(cfg.min_rss_mb, 5);
+	CHECK_U64(cfg.tick_ms, 100);
+	CHECK_INT(cfg.include_comm.n, 2);
+	CHECK_STR(cfg.exclude_comm.v[0], "c;d");
+	CHECK_INT(errs.n, 0);
+
+	/* Indented lines are keys of their own, never continuations. */
+	CHECK_INT(parse("min_rss_mb = 5\n  tick_ms = 100\n", &cfg, &errs), 0);
+	CHECK_U64(cfg.tick_ms, 100);
+
+	/* '#' after a value is part of the value. */
+	CHECK_STR(only_error("tick_ms = 100 # faster\n"),
+		  "t.conf:1: tick_ms: '100 # faster' is not a non-negative integer");
+
+	/* The longest line inih holds, and one byte more. */
+	memset(long_line, ' ', sizeof(long_line));
+	memcpy(long_line, "include_comm = a", 16);
+	long_line[196] = 'b';
+	long_line[197] = '\0';
+	np_config_init(&cfg);
+	CHECK_INT(parse(long_line, &cfg, &errs), 0);
+	CHECK_INT(cfg.include_comm.n, 2);
+	long_line[197] = 'c';
+	long_line[198] = '\0';
+	CHECK_STR(only_error(long_line),
+		  "t.conf:1: line is 198 bytes long, longer than the limit of 197");
+	np_config_free(&cfg);
+}
+
+static void test_many_errors(void)
+{
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+	char text[4000] = "";
+
+	for (int i = 0; i < 300; i++)
+		strcat(text, "x=1\n");
+	np_config_init(&cfg);
+	CHECK_INT(parse(text, &cfg, &errs), -EINVAL);
+	CHECK_INT(errs.n, 101);
+	if (errs.n == 101)
+		CHECK_STR(errs.msg[100], "t.conf:100: too many errors, stopped reading");
+	np_config_errors_free(&errs);
+	np_config_free(&cfg);
+}
+
+static void test_load(void)
+{
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	CHECK_INT(np_config_load("/nonexistent/numaplaced.conf", &cfg, &errs), -ENOENT);
+	CHECK_INT(errs.n, 1);
+	if (errs.n == 1)
+		CHECK_STR(errs.msg[0], "/nonexistent/numaplaced.conf: No such file or directory");
+	np_config_errors_free(&errs);
+	np_config_free(&cfg);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_every_key();
+	test_refused_file_keeps_config();
+	test_errors();
+	test_metrics_listen();
+	test_ordered_keys();
+	test_error_order_and_lines();
+	test_lexical();
+	test_many_errors();
+	test_load();
+	return check_done();
+}
