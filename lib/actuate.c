@@ -8,7 +8,6 @@
 #include <numa.h>
 #include <numaif.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,40 +95,35 @@ static long kernel_migrate_pages(void *data, int pid, const struct np_bitmap *fr
 	return r;
 }
 
+/* The raw calls and a mask of unsigned longs: lib/sched.h (the scan
+ * scheduler) shadows the C library's <sched.h> on our include path. */
+#define LONG_BITS (8 * sizeof(unsigned long))
+#define MASK_LONGS (NP_MAX_CPUS / LONG_BITS)
+
 static int kernel_get_affinity(void *data, int tid, struct np_bitmap *cpus)
 {
-	size_t size = CPU_ALLOC_SIZE(NP_MAX_CPUS);
-	cpu_set_t *set = CPU_ALLOC(NP_MAX_CPUS);
-	int err = 0;
+	unsigned long mask[MASK_LONGS] = {0};
+	long r = syscall(SYS_sched_getaffinity, tid, sizeof(mask), mask);
 
-	if (!set)
-		return -ENOMEM;
-	if (sched_getaffinity(tid, size, set) < 0) {
-		err = -errno;
-	} else {
-		np_bitmap_zero(cpus);
-		for (unsigned cpu = 0; cpu < NP_MAX_CPUS; cpu++)
-			if (CPU_ISSET_S(cpu, size, set))
-				np_bitmap_set(cpus, cpu);
-	}
-	CPU_FREE(set);
-	return err;
+	if (r < 0)
+		return -errno;
+	np_bitmap_zero(cpus);
+	/* The kernel fills @r bytes; the rest stays zero. */
+	for (unsigned cpu = 0; cpu < NP_MAX_CPUS; cpu++)
+		if (mask[cpu / LONG_BITS] >> (cpu % LONG_BITS) & 1)
+			np_bitmap_set(cpus, cpu);
+	return 0;
 }
 
 static int kernel_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
 {
-	size_t size = CPU_ALLOC_SIZE(NP_MAX_CPUS);
-	cpu_set_t *set = CPU_ALLOC(NP_MAX_CPUS);
-	int err = 0;
+	unsigned long mask[MASK_LONGS] = {0};
 
-	if (!set)
-		return -ENOMEM;
-	CPU_ZERO_S(size, set);
-	np_bitmap_for_each(cpu, cpus) CPU_SET_S((unsigned)cpu, size, set);
-	if (sched_setaffinity(tid, size, set) < 0)
-		err = -errno;
-	CPU_FREE(set);
-	return err;
+	np_bitmap_for_each(cpu, cpus)
+	{
+		mask[(unsigned)cpu / LONG_BITS] |= 1ul << ((unsigned)cpu % LONG_BITS);
+	}
+	return syscall(SYS_sched_setaffinity, tid, sizeof(mask), mask) < 0 ? -errno : 0;
 }
 
 static const struct np_actuator_sys kernel_sys = {
@@ -160,6 +154,7 @@ void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t bur
 	b->rate = rate;
 	b->burst = burst;
 	b->tokens = burst;
+	b->fraction = 0;
 	b->last_ns = now_ns;
 }
 
@@ -168,17 +163,19 @@ uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t
 	if (!b->rate)
 		return want;
 	if (now_ns > b->last_ns) {
+		/* Earned in byte-nanoseconds, the remainder kept, so frequent
+		 * small calls lose no fractions of a byte. */
 		unsigned __int128 earned =
-			(unsigned __int128)b->rate * (now_ns - b->last_ns) / NS_PER_S;
+			(unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
+		unsigned __int128 bytes = earned / NS_PER_S;
 
-		if (earned >= b->burst - b->tokens) {
+		b->last_ns = now_ns;
+		if (bytes >= b->burst - b->tokens) {
 			b->tokens = b->burst;
-			b->last_ns = now_ns;
-		} else if (earned) {
-			b->tokens += (uint64_t)earned;
-			/* Advance only by the time these whole bytes took, so
-			 * frequent small calls do not lose the fractions. */
-			b->last_ns += (uint64_t)(earned * NS_PER_S / b->rate);
+			b->fraction = 0;
+		} else {
+			b->tokens += (uint64_t)bytes;
+			b->fraction = (uint64_t)(earned % NS_PER_S);
 		}
 	}
 	if (want > b->tokens)
@@ -782,6 +779,7 @@ static int action_end(struct np_actuator *act, int idx, int err, bool failed,
 
 struct candidate {
 	uint64_t start, end, page_bytes;
+	uint64_t misplaced; /* pages numa_maps counted off the target */
 };
 
 struct collect {
@@ -792,6 +790,7 @@ struct collect {
 	unsigned nr, cap;
 	uint64_t misplaced_bytes;
 	uint64_t policy_bytes;
+	uint64_t sparse_bytes;
 	uint64_t *src_pages; /* NP_MAX_NODES: misplaced pages per source node */
 	uint64_t *src_bytes;
 };
@@ -817,11 +816,13 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 {
 	struct collect *col = data;
 	const struct np_vma_range *range;
-	uint64_t misplaced = 0;
+	uint64_t misplaced = 0, present = 0, span;
 
-	for (unsigned i = 0; i < vma->nr_nodes; i++)
+	for (unsigned i = 0; i < vma->nr_nodes; i++) {
+		present += vma->nodes[i].pages;
 		if (vma->nodes[i].node != col->target)
 			misplaced += vma->nodes[i].pages;
+	}
 	if (!misplaced)
 		return 0;
 	/* A policy the user set (mbind, set_mempolicy, numactl) is theirs:
@@ -833,6 +834,15 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 	range = find_range(col, vma->start);
 	if (!range)
 		return 0; /* unmapped between the two reads */
+	/* Looking up pages costs per page of the range, present or not: a
+	 * mostly empty reservation (a JVM heap, sanitizer shadow, terabytes
+	 * with a few pages touched) would take minutes to walk. Past 16
+	 * lookups per present page, and 256 MiB, it is left alone. */
+	span = (range->end - range->start) / vma->kernel_page_bytes;
+	if (span > 16 * present + 65536) {
+		col->sparse_bytes += misplaced * vma->kernel_page_bytes;
+		return 0;
+	}
 	for (unsigned i = 0; i < vma->nr_nodes; i++) {
 		int node = vma->nodes[i].node;
 
@@ -850,51 +860,23 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 		col->c = bigger;
 		col->cap = cap;
 	}
-	col->c[col->nr++] = (struct candidate){range->start, range->end, vma->kernel_page_bytes};
+	col->c[col->nr++] =
+		(struct candidate){range->start, range->end, vma->kernel_page_bytes, misplaced};
 	col->misplaced_bytes += misplaced * vma->kernel_page_bytes;
 	return 0;
 }
 
 static int read_numa_maps(struct np_actuator *act, int pid, struct collect *col)
 {
-	char path[64], buf[65536];
 	struct np_nm_parser *parser;
-	uint64_t total = 0;
-	int fd, err;
+	uint64_t bytes = 0;
+	int err = np_nm_parser_new(&parser, collect_vma, col);
 
-	snprintf(path, sizeof(path), "proc/%d/numa_maps", pid);
-	fd = np_ctx_open(act->ctx, path, O_RDONLY);
-	if (fd < 0)
-		return np_is_vanished_error(fd) ? -ESRCH : fd;
-	err = np_nm_parser_new(&parser, collect_vma, col);
-	if (err) {
-		close(fd);
+	if (err)
 		return err;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = np_is_vanished_error(-errno) ? -ESRCH : -errno;
-			break;
-		}
-		if (n == 0) {
-			err = np_nm_parser_finish(parser);
-			break;
-		}
-		total += (uint64_t)n;
-		err = np_nm_parser_feed(parser, buf, (size_t)n);
-		if (err)
-			break;
-	}
-	if (err == -EINVAL)
-		np_log(act->ctx, LOG_ERR, "%s/%s:%u: %s", np_ctx_root(act->ctx), path,
-		       np_nm_parser_error_line(parser), np_nm_parser_error(parser));
+	err = np_nm_read_task(act->ctx, pid, parser, &bytes);
 	np_nm_parser_free(parser);
-	close(fd);
-	np_stats_add_scan(act->stats, total);
+	np_stats_add_scan(act->stats, bytes);
 	return err;
 }
 
@@ -1051,8 +1033,12 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			if (ms->budget != UINT64_MAX)
 				ms->budget -= moved;
 			act->ns_per_page = elapsed / b.count;
-			act->batch_pages =
-				np_batch_size_next(b.count, elapsed, act->batch_target_ns);
+			/* The tail of a range makes a short call whose fixed cost
+			 * says little about a full one. */
+			if (b.count >= act->batch_pages / 2)
+				act->batch_pages = np_batch_size_next(
+					act->batch_pages, elapsed * act->batch_pages / b.count,
+					act->batch_target_ns);
 		}
 	}
 	return 0;
@@ -1062,8 +1048,11 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 static int move_range(struct move_state *ms, const struct candidate *c)
 {
 	struct np_actuator *act = ms->act;
+	uint64_t found = 0;
 
-	for (uint64_t addr = c->start; addr < c->end && !ms->stop;) {
+	/* Stop once numa_maps' count is found: the rest of the range is what
+	 * it said was already in place. */
+	for (uint64_t addr = c->start; addr < c->end && !ms->stop && found < c->misplaced;) {
 		uint64_t left = (c->end - addr) / c->page_bytes;
 		unsigned n = left < QUERY_PAGES ? (unsigned)left : QUERY_PAGES;
 		struct np_page_plan plan;
@@ -1086,6 +1075,7 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		if (err)
 			return err;
 		ms->res->pages_misplaced += plan.nr_pages;
+		found += plan.nr_pages;
 		err = move_plan(ms, &plan, c->page_bytes);
 		np_page_plan_clear(&plan);
 		if (err)
@@ -1102,6 +1092,7 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 	uint64_t pages = col->misplaced_bytes / 4096;
 
 	return act->allow_migrate_pages && act->ns_per_page && !col->policy_bytes &&
+	       !col->sparse_bytes &&
 	       col->misplaced_bytes <= ms->budget && pages * act->ns_per_page <= act->batch_target_ns;
 }
 
@@ -1226,11 +1217,23 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	}
 	if (task->has_details && !np_bitmap_test(&task->mems_allowed, (unsigned)target_node))
 		return -EACCES; /* the kernel would refuse each page with it */
+	/* With not even a page of the rate left, reading the task's maps
+	 * would be wasted. */
+	if (act->rate.rate) {
+		uint64_t peek = np_token_bucket_take(&act->rate, 4096, t0);
+
+		np_token_bucket_refund(&act->rate, peek);
+		if (peek < 4096) {
+			np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
+			return -EAGAIN;
+		}
+	}
 	ms.idx = action_begin(act, task);
 	if (ms.idx < 0)
 		return ms.idx;
 	err = collect_candidates(act, task->pid, target_node, &col);
 	result->bytes_skipped_policy = col.policy_bytes;
+	result->bytes_skipped_sparse = col.sparse_bytes;
 	if (col.policy_bytes)
 		np_stats_add_skip(act->stats, NP_SKIP_USER_POLICY);
 	if (!err && act->dry) {

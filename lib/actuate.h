@@ -88,6 +88,7 @@ struct np_move_result {
 	uint64_t bytes_moved;
 	uint64_t pages_failed; /* left in place with a per-page error */
 	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
+	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
 	unsigned calls;        /* move_pages/migrate_pages calls that moved memory */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
@@ -166,6 +167,7 @@ struct np_token_bucket {
 	uint64_t rate;  /* bytes per second; 0 = unlimited */
 	uint64_t burst; /* bytes */
 	uint64_t tokens;
+	uint64_t fraction; /* byte-nanoseconds earned short of a whole byte */
 	uint64_t last_ns;
 };
 
