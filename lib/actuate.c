@@ -127,10 +127,10 @@ static int kernel_set_affinity(void *data, int tid, const struct np_bitmap *cpus
 }
 
 static const struct np_actuator_sys kernel_sys = {
-	.move_pages = kernel_move_pages,
-	.migrate_pages = kernel_migrate_pages,
-	.get_affinity = kernel_get_affinity,
-	.set_affinity = kernel_set_affinity,
+    .move_pages = kernel_move_pages,
+    .migrate_pages = kernel_migrate_pages,
+    .get_affinity = kernel_get_affinity,
+    .set_affinity = kernel_set_affinity,
 };
 
 const struct np_actuator_sys *np_actuator_sys_kernel(void)
@@ -148,8 +148,7 @@ static uint64_t monotonic_ns(void *data)
 
 /* ---- Pure pieces ---- */
 
-void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst,
-			  uint64_t now_ns)
+void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
 {
 	b->rate = rate;
 	b->burst = burst;
@@ -166,7 +165,7 @@ uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t
 		/* Earned in byte-nanoseconds, the remainder kept, so frequent
 		 * small calls lose no fractions of a byte. */
 		unsigned __int128 earned =
-			(unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
+		    (unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
 		unsigned __int128 bytes = earned / NS_PER_S;
 
 		b->last_ns = now_ns;
@@ -320,8 +319,8 @@ unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target
 	return (unsigned)next;
 }
 
-enum np_narrow np_affinity_narrow(const struct np_bitmap *current, const struct np_bitmap *node_cpus,
-				  struct np_bitmap *out)
+enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
+				  const struct np_bitmap *node_cpus, struct np_bitmap *out)
 {
 	np_bitmap_and(out, current, node_cpus);
 	if (np_bitmap_empty(out))
@@ -353,7 +352,7 @@ int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, uns
 			eol = end;
 		line++;
 		for (digits = 0; q < eol && *q != '-'; q++, digits++) {
-			int d = *q >= '0' && *q <= '9' ? *q - '0'
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
 				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
 							 : -1;
 			if (d < 0 || digits == 16)
@@ -363,7 +362,7 @@ int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, uns
 		if (!digits || q == eol)
 			goto bad;
 		for (q++, digits = 0; q < eol && *q != ' '; q++, digits++) {
-			int d = *q >= '0' && *q <= '9' ? *q - '0'
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
 				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
 							 : -1;
 			if (d < 0 || digits == 16)
@@ -420,8 +419,8 @@ struct np_actuator {
 	void *clock_data;
 	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
 	bool allow_migrate_pages;
-	unsigned batch_pages;   /* adapted to the measured call time */
-	uint64_t ns_per_page;   /* measured move cost; 0 until a move was timed */
+	unsigned batch_pages; /* adapted to the measured call time */
+	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
 	struct np_token_bucket rate;
 
 	struct tracked_task *tasks;
@@ -472,17 +471,15 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->clock = params->clock ? params->clock : monotonic_ns;
 	act->clock_data = params->clock ? params->clock_data : NULL;
 	act->batch_target_ns =
-		(params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
-		NS_PER_MS;
+	    (params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
+	    NS_PER_MS;
 	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
 	if (act->batch_pages > MAX_BATCH_PAGES)
 		act->batch_pages = MAX_BATCH_PAGES;
 	act->backoff_min_ns =
-		(params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) *
-		NS_PER_MS;
+	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
 	act->backoff_max_ns =
-		(params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) *
-		NS_PER_MS;
+	    (params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) * NS_PER_MS;
 	act->allow_migrate_pages = params->allow_migrate_pages;
 	/* A burst of one second's worth: a tick can spend what the quiet
 	 * seconds before it saved, no more. */
@@ -567,10 +564,9 @@ size_t np_action_record_format(const struct np_action_record *rec, char *buf, si
 	char cpus[256];
 
 	if (rec->kind == NP_RECORD_PAGES)
-		return (size_t)snprintf(buf, size,
-					"pid %d: move %" PRIu64 " pages (%.1f MiB) node %d -> %d",
-					rec->pid, rec->pages, (double)rec->bytes / MIB, rec->from,
-					rec->to);
+		return (size_t)snprintf(
+		    buf, size, "pid %d: move %" PRIu64 " pages (%.1f MiB) node %d -> %d", rec->pid,
+		    rec->pages, (double)rec->bytes / MIB, rec->from, rec->to);
 	np_bitmap_format_list(&rec->cpus, cpus, sizeof(cpus));
 	return (size_t)snprintf(buf, size, "pid %d: thread %d affinity -> %s", rec->pid, rec->tid,
 				cpus);
@@ -578,69 +574,31 @@ size_t np_action_record_format(const struct np_action_record *rec, char *buf, si
 
 /* ---- Identity ---- */
 
-/* Start time (field 22) and flags (field 9) of a stat line: counted after
- * the last ')', as the comm may hold anything. */
-static int parse_stat_identity(const char *buf, size_t len, uint64_t *start_ticks,
-			       unsigned long *flags)
-{
-	const char *p = NULL;
-	unsigned field = 2;
-
-	for (size_t i = len; i > 0; i--)
-		if (buf[i - 1] == ')') {
-			p = buf + i;
-			break;
-		}
-	if (!p)
-		return -EINVAL;
-	while (p < buf + len && field < 22) {
-		char *end;
-
-		if (*p != ' ')
-			return -EINVAL;
-		p++;
-		field++;
-		if (field == 9 || field == 22) {
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(p, &end, 10);
-			if (errno || end == p)
-				return -EINVAL;
-			if (field == 9)
-				*flags = (unsigned long)v;
-			else
-				*start_ticks = v;
-			p = end;
-		} else {
-			p += strcspn(p, " ");
-		}
-	}
-	return field == 22 ? 0 : -EINVAL;
-}
-
-/* Read proc/PID[/task/TID]/stat's identity; a vanished task is -ESRCH. */
-static int read_identity(struct np_actuator *act, int pid, int tid, uint64_t *start_ticks,
-			 unsigned long *flags)
+/* Start time and flags of a thread, from proc/PID/task/TID/stat: a thread
+ * id is reused like a pid. A vanished thread is -ESRCH. */
+static int read_thread_identity(struct np_actuator *act, int pid, int tid, uint64_t *start_ticks,
+				unsigned long *flags)
 {
 	char path[64], *buf;
 	size_t len;
-	unsigned long ignored;
+	struct np_stat st;
 	int err;
 
-	if (tid)
-		snprintf(path, sizeof(path), "proc/%d/task/%d/stat", pid, tid);
-	else
-		snprintf(path, sizeof(path), "proc/%d/stat", pid);
+	snprintf(path, sizeof(path), "proc/%d/task/%d/stat", pid, tid);
 	err = np_ctx_read_file(act->ctx, path, STAT_MAX, &buf, &len);
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
-	err = parse_stat_identity(buf, len, start_ticks, flags ? flags : &ignored);
+	err = np_stat_parse(buf, len, &st);
 	if (err)
-		np_log(act->ctx, LOG_ERR, "%s/%s: cannot find the start time in \"%.*s\"",
-		       np_ctx_root(act->ctx), path, (int)strcspn(buf, "\n"), buf);
+		np_log(act->ctx, LOG_ERR, "%s/%s: malformed: \"%.*s\"", np_ctx_root(act->ctx), path,
+		       (int)strcspn(buf, "\n"), buf);
 	free(buf);
-	return err;
+	if (err)
+		return err;
+	*start_ticks = st.start_ticks;
+	if (flags)
+		*flags = st.flags;
+	return 0;
 }
 
 static bool pidfd_exited(int pidfd)
@@ -662,13 +620,13 @@ void np_actuator_prune(struct np_actuator *act)
 {
 	for (unsigned i = 0; i < act->nr_tasks;) {
 		struct tracked_task *t = &act->tasks[i];
-		uint64_t start;
+		struct np_task probe = {.pid = t->pid, .start_ticks = t->start_ticks};
 		bool gone;
 
 		if (t->pidfd >= 0)
 			gone = pidfd_exited(t->pidfd);
 		else
-			gone = read_identity(act, t->pid, 0, &start, NULL) || start != t->start_ticks;
+			gone = np_task_verify(act->ctx, &probe) != 0;
 		if (gone)
 			forget_task(act, i);
 		else
@@ -680,11 +638,11 @@ void np_actuator_prune(struct np_actuator *act)
 static int track(struct np_actuator *act, const struct np_task *task)
 {
 	struct tracked_task *t;
-	uint64_t start;
 	int err;
 
 	for (unsigned i = 0; i < act->nr_tasks; i++)
-		if (act->tasks[i].pid == task->pid && act->tasks[i].start_ticks == task->start_ticks)
+		if (act->tasks[i].pid == task->pid &&
+		    act->tasks[i].start_ticks == task->start_ticks)
 			return (int)i;
 	if (act->nr_tasks == act->cap_tasks) {
 		unsigned cap = act->cap_tasks ? act->cap_tasks * 2 : 16;
@@ -711,9 +669,7 @@ static int track(struct np_actuator *act, const struct np_task *task)
 	}
 	/* The pidfd was opened first: if the pid still carries the start time
 	 * we know, the pidfd holds that process and no later one. */
-	err = read_identity(act, task->pid, 0, &start, NULL);
-	if (!err && start != task->start_ticks)
-		err = -ESRCH;
+	err = np_task_verify(act->ctx, task);
 	if (err) {
 		if (t->pidfd >= 0)
 			close(t->pidfd);
@@ -727,7 +683,6 @@ static int track(struct np_actuator *act, const struct np_task *task)
 static int action_begin(struct np_actuator *act, const struct np_task *task)
 {
 	int idx = track(act, task);
-	uint64_t start;
 	int err;
 
 	if (idx < 0) {
@@ -739,8 +694,8 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 		np_stats_add_skip(act->stats, NP_SKIP_BACKOFF);
 		return -EAGAIN;
 	}
-	err = read_identity(act, task->pid, 0, &start, NULL);
-	if (!err && (start != task->start_ticks || pidfd_exited(act->tasks[idx].pidfd)))
+	err = np_task_verify(act->ctx, task);
+	if (!err && pidfd_exited(act->tasks[idx].pidfd))
 		err = -ESRCH;
 	if (err) {
 		forget_task(act, (unsigned)idx);
@@ -861,7 +816,7 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 		col->cap = cap;
 	}
 	col->c[col->nr++] =
-		(struct candidate){range->start, range->end, vma->kernel_page_bytes, misplaced};
+	    (struct candidate){range->start, range->end, vma->kernel_page_bytes, misplaced};
 	col->misplaced_bytes += misplaced * vma->kernel_page_bytes;
 	return 0;
 }
@@ -976,9 +931,8 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 		/* Not on the destination: an error per page, or left behind by a
 		 * transient failure the kernel counted in its positive return
 		 * (after its own retries), which we file under EAGAIN. */
-		np_stats_add_page_failures(act->stats,
-					   status[i] < 0 ? status[i] : (not_moved > 0 ? -EAGAIN : 0),
-					   1);
+		np_stats_add_page_failures(
+		    act->stats, status[i] < 0 ? status[i] : (not_moved > 0 ? -EAGAIN : 0), 1);
 		ms->res->pages_failed++;
 		i++;
 	}
@@ -1008,7 +962,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 				want = ms->budget / page_bytes * page_bytes;
 			granted = np_token_bucket_take(&act->rate, want, now(act));
 			b.count = (unsigned)(granted / page_bytes);
-			np_token_bucket_refund(&act->rate, granted - (uint64_t)b.count * page_bytes);
+			np_token_bucket_refund(&act->rate,
+					       granted - (uint64_t)b.count * page_bytes);
 			if (!b.count) {
 				ms->res->budget_exhausted = true;
 				ms->stop = true;
@@ -1037,8 +992,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			 * says little about a full one. */
 			if (b.count >= act->batch_pages / 2)
 				act->batch_pages = np_batch_size_next(
-					act->batch_pages, elapsed * act->batch_pages / b.count,
-					act->batch_target_ns);
+				    act->batch_pages, elapsed * act->batch_pages / b.count,
+				    act->batch_target_ns);
 		}
 	}
 	return 0;
@@ -1092,8 +1047,8 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 	uint64_t pages = col->misplaced_bytes / 4096;
 
 	return act->allow_migrate_pages && act->ns_per_page && !col->policy_bytes &&
-	       !col->sparse_bytes &&
-	       col->misplaced_bytes <= ms->budget && pages * act->ns_per_page <= act->batch_target_ns;
+	       !col->sparse_bytes && col->misplaced_bytes <= ms->budget &&
+	       pages * act->ns_per_page <= act->batch_target_ns;
 }
 
 static int migrate_whole(struct move_state *ms, const struct collect *col)
@@ -1198,11 +1153,11 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 			   uint64_t max_bytes, struct np_move_result *result)
 {
 	struct move_state ms = {
-		.act = act,
-		.task = task,
-		.target = target_node,
-		.budget = max_bytes ? max_bytes : UINT64_MAX,
-		.res = result,
+	    .act = act,
+	    .task = task,
+	    .target = target_node,
+	    .budget = max_bytes ? max_bytes : UINT64_MAX,
+	    .res = result,
 	};
 	struct collect col;
 	uint64_t t0 = now(act);
@@ -1253,11 +1208,10 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 		np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
 	/* No progress at all while pages were there to move is a failure to
 	 * back off from, as is any error. */
-	err = action_end(act, ms.idx, err,
-			 result->pages_misplaced && !result->pages_moved &&
-				 !result->budget_exhausted,
-			 result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES
-						    : NP_CALL_MOVE_PAGES);
+	err =
+	    action_end(act, ms.idx, err,
+		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
+		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
 	result->elapsed_ns = now(act) - t0;
 	if (!err && result->budget_exhausted && !result->pages_moved)
 		err = -EAGAIN;
@@ -1317,7 +1271,7 @@ static int add_thread(struct np_affinity_result *result, unsigned *cap, int tid)
 	if (result->nr == *cap) {
 		unsigned bigger_cap = *cap ? *cap * 2 : 8;
 		struct np_thread_affinity *bigger =
-			realloc(result->threads, bigger_cap * sizeof(*bigger));
+		    realloc(result->threads, bigger_cap * sizeof(*bigger));
 
 		if (!bigger)
 			return -ENOMEM;
@@ -1339,7 +1293,7 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 	unsigned long flags;
 	int err;
 
-	err = read_identity(act, task->pid, th->tid, &start, &flags);
+	err = read_thread_identity(act, task->pid, th->tid, &start, &flags);
 	if (!err && (flags & (NP_PF_KTHREAD | NP_PF_NO_SETAFFINITY))) {
 		th->outcome = NP_THREAD_NO_SETAFFINITY;
 		np_stats_add_skip(act->stats, NP_SKIP_NO_SETAFFINITY);
@@ -1385,7 +1339,7 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 	/* A thread id is reused like a pid; the one we set must be the one we
 	 * read. */
 	if (!err) {
-		err = read_identity(act, task->pid, th->tid, &start_after, NULL);
+		err = read_thread_identity(act, task->pid, th->tid, &start_after, NULL);
 		if (!err && start_after != start)
 			err = -ESRCH;
 	}

@@ -29,8 +29,8 @@
  * move_pages, which returns the number of pages not moved (>= 0) or -errno,
  * and fills @status as move_pages(2) does. */
 struct np_actuator_sys {
-	long (*move_pages)(void *data, int pid, unsigned long count, void **pages,
-			   const int *nodes, int *status);
+	long (*move_pages)(void *data, int pid, unsigned long count, void **pages, const int *nodes,
+			   int *status);
 	long (*migrate_pages)(void *data, int pid, const struct np_bitmap *from,
 			      const struct np_bitmap *to);
 	int (*get_affinity)(void *data, int tid, struct np_bitmap *cpus);
@@ -47,11 +47,11 @@ typedef uint64_t (*np_clock_fn)(void *data);
 struct np_actuator_params {
 	uint64_t migrate_rate_mb_s; /* global page migration rate; 0 = unlimited */
 	uint64_t batch_target_ms;   /* aim for move_pages calls this long; 0 = 20 */
-	unsigned batch_pages;       /* first batch size before any measurement; 0 = 512 */
+	unsigned batch_pages;	    /* first batch size before any measurement; 0 = 512 */
 	uint64_t backoff_min_ms;    /* first wait after a failed action; 0 = 1000 */
 	uint64_t backoff_max_ms;    /* cap of the doubling; 0 = 300000 */
 	bool allow_migrate_pages;   /* small whole-task moves in one migrate_pages call */
-	np_clock_fn clock;          /* NULL: CLOCK_MONOTONIC */
+	np_clock_fn clock;	    /* NULL: CLOCK_MONOTONIC */
 	void *clock_data;
 	const struct np_actuator_sys *sys; /* NULL: np_actuator_sys_kernel() */
 };
@@ -82,14 +82,14 @@ bool np_actuator_is_dry(const struct np_actuator *act);
 void np_actuator_prune(struct np_actuator *act);
 
 struct np_move_result {
-	uint64_t pages_queried;   /* pages whose node was looked up */
+	uint64_t pages_queried;	  /* pages whose node was looked up */
 	uint64_t pages_misplaced; /* present pages found off the target node */
 	uint64_t pages_moved;
 	uint64_t bytes_moved;
-	uint64_t pages_failed; /* left in place with a per-page error */
+	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
-	unsigned calls;        /* move_pages/migrate_pages calls that moved memory */
+	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
 	uint64_t elapsed_ns;
@@ -107,12 +107,12 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 			   uint64_t max_bytes, struct np_move_result *result);
 
 enum np_thread_outcome {
-	NP_THREAD_NARROWED,       /* new mask set (or, dry, would be) */
-	NP_THREAD_UNCHANGED,      /* already inside the node's CPUs */
-	NP_THREAD_EMPTY,          /* no CPU of the node in its mask: left alone */
+	NP_THREAD_NARROWED,	  /* new mask set (or, dry, would be) */
+	NP_THREAD_UNCHANGED,	  /* already inside the node's CPUs */
+	NP_THREAD_EMPTY,	  /* no CPU of the node in its mask: left alone */
 	NP_THREAD_NO_SETAFFINITY, /* PF_NO_SETAFFINITY or kernel thread: left alone */
-	NP_THREAD_VANISHED,       /* exited while we looked */
-	NP_THREAD_FAILED,         /* a call failed: see err */
+	NP_THREAD_VANISHED,	  /* exited while we looked */
+	NP_THREAD_FAILED,	  /* a call failed: see err */
 };
 
 struct np_thread_affinity {
@@ -146,8 +146,8 @@ struct np_action_record {
 	enum np_record_kind kind;
 	int pid;
 	uint64_t start_ticks;
-	int tid;            /* affinity */
-	int from, to;       /* pages: source and destination node */
+	int tid;      /* affinity */
+	int from, to; /* pages: source and destination node */
 	uint64_t pages, bytes;
 	struct np_bitmap cpus; /* affinity: the new mask */
 };
@@ -164,7 +164,7 @@ size_t np_action_record_format(const struct np_action_record *rec, char *buf, si
 
 /* A token bucket of bytes refilled at @rate bytes/s up to @burst. */
 struct np_token_bucket {
-	uint64_t rate;  /* bytes per second; 0 = unlimited */
+	uint64_t rate;	/* bytes per second; 0 = unlimited */
 	uint64_t burst; /* bytes */
 	uint64_t tokens;
 	uint64_t fraction; /* byte-nanoseconds earned short of a whole byte */
@@ -223,8 +223,8 @@ unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target
 enum np_narrow { NP_NARROW_CHANGED, NP_NARROW_UNCHANGED, NP_NARROW_EMPTY };
 
 /* @out = @current & @node_cpus, and what that means for the thread. */
-enum np_narrow np_affinity_narrow(const struct np_bitmap *current, const struct np_bitmap *node_cpus,
-				  struct np_bitmap *out);
+enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
+				  const struct np_bitmap *node_cpus, struct np_bitmap *out);
 
 /* One mapping from /proc/PID/maps. */
 struct np_vma_range {

@@ -28,8 +28,8 @@ static uint64_t virtual_clock(void *data)
 struct fake_kernel {
 	unsigned busy_every;
 	uint64_t ns_per_page;
-	int fail_moves;     /* a whole-call error for every move, or 0 */
-	int kill_on_call;   /* kill the target on this move call (1-based), or 0 */
+	int fail_moves;	  /* a whole-call error for every move, or 0 */
+	int kill_on_call; /* kill the target on this move call (1-based), or 0 */
 	unsigned calls, lookups, max_count;
 	uint64_t pages_moved;
 	unsigned migrate_calls;
@@ -85,11 +85,11 @@ static int fake_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
 
 static struct fake_kernel fake;
 static const struct np_actuator_sys fake_sys = {
-	.move_pages = fake_move_pages,
-	.migrate_pages = fake_migrate_pages,
-	.get_affinity = fake_get_affinity,
-	.set_affinity = fake_set_affinity,
-	.data = &fake,
+    .move_pages = fake_move_pages,
+    .migrate_pages = fake_migrate_pages,
+    .get_affinity = fake_get_affinity,
+    .set_affinity = fake_set_affinity,
+    .data = &fake,
 };
 
 /* ---- Pure pieces ---- */
@@ -537,8 +537,8 @@ static void reap(int pid)
 static void test_kernel_move_pages_self(void)
 {
 	const struct np_actuator_sys *sys = np_actuator_sys_kernel();
-	char *mem = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+	char *mem =
+	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *pages[64];
 	int nodes[64], status[64];
 	long r;
