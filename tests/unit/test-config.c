@@ -177,8 +177,8 @@ static void test_errors(void)
 		  "t.conf:1: min_rss_mb: '-1' is not a non-negative integer");
 	CHECK_STR(only_error("min_rss_mb = +1\n"),
 		  "t.conf:1: min_rss_mb: '+1' is not a non-negative integer");
-	CHECK_STR(only_error("min_rss_mb =\n"),
-		  "t.conf:1: min_rss_mb: '' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb =\n"), "t.conf:1: min_rss_mb: missing value");
+	CHECK_STR(only_error("affinity = ; none\n"), "t.conf:1: affinity: missing value");
 	CHECK_STR(only_error("min_rss_mb = 18446744073709551616\n"),
 		  "t.conf:1: min_rss_mb: 18446744073709551616 is out of range 0..1048576");
 	CHECK_STR(only_error("min_cpu_percent = 101\n"),
@@ -222,11 +222,14 @@ static void test_errors(void)
 
 static void test_metrics_listen(void)
 {
-	static const char *const good[] = {"127.0.0.1:9464", "127.1.2.3:1", "[::1]:65535"};
-	static const char *const bad[] = {"0.0.0.0:9464", "10.0.0.1:9464",   "127.0.0.1",
-					  "127.0.0.1:0",  "127.0.0.1:65536", "[::]:9464",
-					  "::1:9464",	  "[::1]9464",	     "localhost:9464",
-					  "127.0.0.1:x",  "[::1:9464",	     ":9464"};
+	static const char *const good[] = {"127.0.0.1:9464", "127.1.2.3:1",
+					   "[::1]:65535",    "localhost:9464",
+					   "127.0.0.1:0",    "[::ffff:127.0.0.2]:80"};
+	static const char *const bad[] = {
+	    "0.0.0.0:9464", "10.0.0.1:9464", "127.0.0.1", "127.0.0.1:65536",
+	    "[::]:9464",    "::1:9464",	     "[::1]9464", "localhost.:9464",
+	    "127.0.0.1:x",  "[::1:9464",     ":9464",	  "[::ffff:10.0.0.1]:80",
+	};
 	char text[128], expected[256];
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -237,7 +240,7 @@ static void test_metrics_listen(void)
 		snprintf(text, sizeof(text), "metrics_listen = %s\n", bad[i]);
 		snprintf(expected, sizeof(expected),
 			 "t.conf:1: metrics_listen: '%s' is not a loopback address:port "
-			 "(127.0.0.1:9464, [::1]:9464) or empty",
+			 "(127.0.0.1:9464, [::1]:9464, localhost:9464) or empty",
 			 bad[i]);
 		CHECK_STR(only_error(text), expected);
 	}
@@ -371,6 +374,51 @@ static void test_load(void)
 	np_config_free(&cfg);
 }
 
+/* Every default the shipped config shows, uncommented, is the default the
+ * code has, and every key is shown. */
+static void test_shipped_defaults(void)
+{
+	const char *root = getenv("NP_SOURCE_ROOT");
+	struct np_config defaults, shown;
+	struct np_config_errors errs = {0};
+	char path[4096], line[512], *text, *written;
+	size_t size, nr_shown = 0, nr_keys = 0;
+	FILE *in, *out;
+
+	snprintf(path, sizeof(path), "%s/conf/numaplaced.conf", root ? root : ".");
+	in = fopen(path, "r");
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	out = open_memstream(&text, &size);
+	while (fgets(line, sizeof(line), in)) {
+		size_t key_len = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_");
+
+		if (line[0] == '#' && key_len > 0 && strncmp(line + 1 + key_len, " =", 2) == 0) {
+			fputs(line + 1, out);
+			nr_shown++;
+		}
+	}
+	fclose(in);
+	fclose(out);
+
+	np_config_init(&defaults);
+	np_config_init(&shown);
+	CHECK_INT(np_config_parse(path, text, size, &shown, &errs), 0);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.msg[i]);
+	CHECK(np_config_equal(&shown, &defaults));
+	written = write_to_string(&defaults);
+	for (const char *c = written; *c; c++)
+		nr_keys += *c == '\n';
+	CHECK_INT(nr_shown, nr_keys);
+	CHECK_INT(nr_keys, 21);
+	free(written);
+	free(text);
+	np_config_errors_free(&errs);
+	np_config_free(&shown);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -383,5 +431,6 @@ int main(void)
 	test_lexical();
 	test_many_errors();
 	test_load();
+	test_shipped_defaults();
 	return check_done();
 }
