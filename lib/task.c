@@ -112,6 +112,8 @@ int np_stat_parse(const char *buf, size_t len, struct np_stat *out)
 
 	memset(out, 0, sizeof(*out));
 	out->bad_field = 1;
+	if (len == 0)
+		return -EINVAL; /* and buf may be NULL */
 	open = memchr(buf, '(', len);
 	if (!open || open - buf < 2 || open[-1] != ' ' ||
 	    parse_unsigned(buf, (size_t)(open - buf - 1), INT_MAX, &pid) || pid == 0)

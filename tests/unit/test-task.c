@@ -288,6 +288,50 @@ static void test_stat_arbitrary_bytes(void)
 		}
 	}
 	CHECK(ok > 0);
+	CHECK_INT(np_stat_parse(NULL, 0, &(struct np_stat){0}), -EINVAL);
+}
+
+/* The other two parsers on random bytes and damaged real text. */
+static void test_parsers_arbitrary_bytes(void)
+{
+	static const char status[] = "Name:\tsh\nVmRSS:\t    1716 kB\nThreads:\t1\n"
+				     "Cpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n";
+	static const char stat[] = "cpu  1 2 3 4 5 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+				   "cpu1 1 2 3 4\nintr 5\n";
+	struct np_status *st = malloc(sizeof(*st));
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	char buf[256];
+
+	for (unsigned round = 0; round < 20000; round++) {
+		const char *text = round % 4 < 2 ? status : stat;
+		size_t n, text_len = round % 4 < 2 ? sizeof(status) - 1 : sizeof(stat) - 1;
+		struct np_cpu_ticks *cpus;
+		unsigned nr, bad_line;
+		char *copy;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		if (round % 2) {
+			n = seed % sizeof(buf);
+			for (size_t i = 0; i < n; i++)
+				buf[i] = (char)(seed >> (i % 56));
+		} else {
+			n = text_len - (seed >> 40) % 8;
+			memcpy(buf, text, n);
+			buf[(seed >> 8) % n] = (char)(seed >> 24);
+		}
+		copy = malloc(n ? n : 1);
+		memcpy(copy, buf, n);
+		if (np_status_parse(copy, n, st))
+			CHECK(st->bad_line >= 1);
+		if (np_cpu_ticks_parse(copy, n, &cpus, &nr, &bad_line) == 0)
+			free(cpus);
+		else
+			CHECK(bad_line >= 1);
+		free(copy);
+	}
+	free(st);
 }
 
 /* ---- np_status_parse ---- */
@@ -724,6 +768,7 @@ int main(void)
 	test_stat_bad_fields();
 	test_stat_bad_lines();
 	test_stat_arbitrary_bytes();
+	test_parsers_arbitrary_bytes();
 	test_status();
 	test_cpu_ticks();
 	test_fixture_basic();
