@@ -419,6 +419,56 @@ static void test_shipped_defaults(void)
 	np_config_free(&shown);
 }
 
+/* True when @line names @key as a word. */
+static bool names_key(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *at = strstr(line, key); at; at = strstr(at + 1, key))
+		if ((at == line || at[-1] == ' ') && (at[n] == ' ' || at[n] == '"'))
+			return true;
+	return false;
+}
+
+/* numaplaced.conf(5) has an entry for every key, showing its default. */
+static void test_man_page(void)
+{
+	const char *root = getenv("NP_SOURCE_ROOT");
+	struct np_config defaults;
+	char path[4096], line[512], *written, *save = NULL;
+	char entries[64][512];
+	size_t nr_entries = 0;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "%s/conf/numaplaced.conf.5", root ? root : ".");
+	in = fopen(path, "r");
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	while (fgets(line, sizeof(line), in) && nr_entries < 64)
+		if (strncmp(line, ".BR ", 4) == 0 && strstr(line, "(default "))
+			strcpy(entries[nr_entries++], line);
+	fclose(in);
+
+	np_config_init(&defaults);
+	written = write_to_string(&defaults);
+	for (char *kv = strtok_r(written, "\n", &save); kv; kv = strtok_r(NULL, "\n", &save)) {
+		char *eq = strstr(kv, " =");
+		char shown[128];
+		bool found = false;
+
+		*eq = '\0';
+		snprintf(shown, sizeof(shown), "(default %s", eq[2] ? eq + 3 : "empty");
+		for (size_t i = 0; i < nr_entries; i++)
+			if (names_key(entries[i], kv) && strstr(entries[i], shown))
+				found = true;
+		if (!found)
+			fprintf(stderr, "numaplaced.conf(5): no entry for %s %s\n", kv, shown);
+		CHECK(found);
+	}
+	free(written);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -432,5 +482,6 @@ int main(void)
 	test_many_errors();
 	test_load();
 	test_shipped_defaults();
+	test_man_page();
 	return check_done();
 }
