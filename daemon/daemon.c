@@ -7,6 +7,8 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <signal.h>
@@ -28,7 +30,7 @@ struct daemon {
 	struct np_clock *clock;
 	struct np_engine *engine;
 	struct event_base *base;
-	struct event *tick, *flush;
+	struct event *tick;
 	struct event *sig_hup, *sig_term, *sig_int, *sig_usr1;
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
@@ -76,13 +78,6 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			 (unsigned long long)np_engine_sched_counters(d->engine)->numa_maps_reads,
 			 d->opts->dry_run ? ", dry run" : "");
 	schedule_tick(d);
-}
-
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-	struct daemon *d = arg;
-
-	np_logger_flush(d->log, false);
 }
 
 static void reload(struct daemon *d)
@@ -182,7 +177,6 @@ static int add_signal(struct daemon *d, struct event **ev, int sig)
 static int setup(struct daemon *d)
 {
 	struct np_engine_params params = {.dry_run = d->opts->dry_run};
-	struct timeval flush_every = {.tv_sec = NP_LOG_DEFAULT_INTERVAL_MS / 1000};
 	const char *why = NULL;
 	int err;
 
@@ -207,8 +201,7 @@ static int setup(struct daemon *d)
 	if (!d->base)
 		return -ENOMEM;
 	d->tick = evtimer_new(d->base, on_tick, d);
-	d->flush = event_new(d->base, -1, EV_PERSIST, on_flush, d);
-	if (!d->tick || !d->flush || evtimer_add(d->flush, &flush_every))
+	if (!d->tick || np_logger_attach(d->log, d->base))
 		return -ENOMEM;
 	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_term, SIGTERM) ||
 	    add_signal(d, &d->sig_int, SIGINT) || add_signal(d, &d->sig_usr1, SIGUSR1))
@@ -237,12 +230,14 @@ static void teardown(struct daemon *d)
 	np_metrics_free(d->metrics);
 	if (d->tick)
 		event_free(d->tick);
-	if (d->flush)
-		event_free(d->flush);
 	struct event *sigs[] = {d->sig_hup, d->sig_term, d->sig_int, d->sig_usr1};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (sigs[i])
 			event_free(sigs[i]);
+	/* The logger's timer lives on the base: the logger goes first. */
+	np_logger_route_libnuma(NULL);
+	np_logger_free(d->log);
+	d->log = NULL;
 	if (d->base)
 		event_base_free(d->base);
 	np_engine_free(d->engine);
@@ -251,20 +246,70 @@ static void teardown(struct daemon *d)
 	np_config_free(&d->cfg);
 }
 
+/*
+ * Leave the terminal: the parent waits until the daemon has started (or
+ * failed to), so a bad start still gives a non-zero exit to whoever ran it.
+ * stderr is kept for the log. Returns the fd to write the start-up byte to in
+ * the daemon, or -errno; the parent never returns.
+ */
+static int detach(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		char c;
+		ssize_t n;
+
+		close(fds[1]);
+		do
+			n = read(fds[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		_exit(n == 1 ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
+	close(fds[0]);
+	if (setsid() < 0 || chdir("/") < 0)
+		return -errno;
+	/* A second fork: a session leader could acquire a terminal again. */
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(EXIT_SUCCESS);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	return fds[1];
+}
+
 int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 {
 	struct daemon d = {.opts = opts, .cfg = *cfg, .exit_status = EXIT_SUCCESS};
 	int err;
 
-	err = np_logger_new(stderr, opts->foreground ? NP_LOG_FORMAT_PLAIN : NP_LOG_FORMAT_AUTO,
-			    &d.log);
+	int ready_fd = -1;
+
+	err = np_logger_new(stderr, NP_LOG_FORMAT_AUTO, &d.log);
 	if (err) {
 		np_config_free(&d.cfg);
 		return EXIT_FAILURE;
 	}
 	np_logger_set_priority(d.log, opts->verbose ? LOG_DEBUG : d.cfg.log_level);
 	np_logger_route_libnuma(d.log);
-	err = setup(&d);
+	if (!opts->foreground) {
+		ready_fd = detach();
+		if (ready_fd < 0)
+			np_logger_log(d.log, LOG_ERR, "cannot detach: %s", strerror(-ready_fd));
+	}
+	err = ready_fd < 0 && !opts->foreground ? ready_fd : setup(&d);
 	if (err) {
 		d.exit_status = EXIT_FAILURE;
 	} else {
@@ -273,11 +318,18 @@ int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 			      (unsigned long long)d.cfg.tick_ms,
 			      (unsigned long long)d.cfg.scan_delay_ms);
 		np_notify_ready();
+		if (ready_fd >= 0) {
+			if (write(ready_fd, "", 1) < 0)
+				np_logger_log(d.log, LOG_WARNING, "telling the parent: %s",
+					      strerror(errno));
+			close(ready_fd);
+			ready_fd = -1;
+		}
 		if (event_base_dispatch(d.base) < 0)
 			d.exit_status = EXIT_FAILURE;
 	}
+	if (ready_fd >= 0)
+		close(ready_fd);
 	teardown(&d);
-	np_logger_route_libnuma(NULL);
-	np_logger_free(d.log);
 	return d.exit_status;
 }

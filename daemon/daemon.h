@@ -9,7 +9,7 @@ struct np_daemon_options {
 	const char *root;        /* NULL: the live machine */
 	const char *config_path; /* NULL: the built-in defaults (no file to reload) */
 	bool dry_run;            /* decide and log, change nothing */
-	bool foreground;         /* plain-text log lines with timestamps */
+	bool foreground;         /* stay attached to the terminal (systemd runs it so) */
 	bool verbose;            /* debug messages */
 };
 

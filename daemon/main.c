@@ -36,7 +36,7 @@ static void usage(FILE *out)
 		"Without --report or --check-config, run as a daemon until SIGTERM.\n"
 		"\n"
 		"      --dry-run         run, but only log what would be done\n"
-		"  -f, --foreground      log plain text with timestamps (for a terminal)\n"
+		"  -f, --foreground      do not detach from the terminal\n"
 		"  -r, --report          print where every task's memory is and exit\n"
 		"  -j, --json            with --report: print JSON\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
