@@ -419,6 +419,84 @@ static void test_shipped_defaults(void)
 	np_config_free(&shown);
 }
 
+/* Random text from config-like pieces never crashes the parser, a refused
+ * text always says why, and an accepted one round-trips. */
+static void test_random_text(void)
+{
+	static const char *const pieces[] = {
+	    "min_rss_mb",
+	    "tick_ms",
+	    "include_comm",
+	    "exclude_pid",
+	    "metrics_listen",
+	    "affinity",
+	    "log_level",
+	    " = ",
+	    "=",
+	    "\n",
+	    "\r\n",
+	    " ",
+	    "\t",
+	    "#",
+	    ";",
+	    "[",
+	    "]",
+	    ":",
+	    "0",
+	    "12",
+	    "99999999999999999999",
+	    "-",
+	    "*",
+	    "/a/",
+	    "127.0.0.1:80",
+	    "node",
+	    "debug",
+	    "x",
+	    "\0",
+	    "\xef\xbb\xbf",
+	};
+	unsigned seed = 12345;
+	size_t accepted = 0, refused = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		struct np_config cfg, again;
+		struct np_config_errors errs = {0};
+		char text[1024];
+		size_t len = 0;
+		int err;
+
+		for (int n = (int)((seed = seed * 1103515245 + 12345) >> 16) % 40; n > 0; n--) {
+			unsigned pick = ((seed = seed * 1103515245 + 12345) >> 16) % 30;
+			size_t plen = pick == 28 ? 1 : strlen(pieces[pick]);
+
+			memcpy(text + len, pieces[pick], plen);
+			len += plen;
+		}
+		np_config_init(&cfg);
+		err = np_config_parse("r.conf", text, len, &cfg, &errs);
+		CHECK(err == 0 || err == -EINVAL);
+		CHECK((err == 0) == (errs.n == 0));
+		if (err == 0) {
+			char *out = write_to_string(&cfg);
+
+			np_config_init(&again);
+			CHECK_INT(parse(out, &again, &errs), 0);
+			CHECK(np_config_equal(&cfg, &again));
+			np_config_free(&again);
+			free(out);
+			accepted++;
+		} else {
+			refused++;
+		}
+		np_config_errors_free(&errs);
+		np_config_free(&cfg);
+	}
+	printf("random texts: %zu accepted, %zu refused\n", accepted, refused);
+	/* Both outcomes are exercised. */
+	CHECK(accepted > 100);
+	CHECK(refused > 100);
+}
+
 /* True when @line names @key as a word. */
 static bool names_key(const char *line, const char *key)
 {
@@ -480,6 +558,7 @@ int main(void)
 	test_error_order_and_lines();
 	test_lexical();
 	test_many_errors();
+	test_random_text();
 	test_load();
 	test_shipped_defaults();
 	test_man_page();

@@ -113,10 +113,11 @@ struct expect {
 	enum np_reason reason;
 	int target; /* target_node */
 	bool pages, affinity, partial;
-	uint64_t move_mib; /* move_bytes */
-	const char *nodes; /* target_nodes as a list, or NULL: not checked */
-	const char *cpus;  /* target_cpus when affinity */
-	const char *text;  /* a substring of reason_text, or NULL */
+	uint64_t move_mib;   /* move_bytes */
+	const char *nodes;   /* target_nodes as a list, or NULL: not checked */
+	const char *cpus;    /* target_cpus when affinity */
+	const char *text;    /* a substring of reason_text, or NULL */
+	const char *sources; /* source_nodes as a list, or NULL: not checked */
 };
 
 struct policy_case {
@@ -137,6 +138,8 @@ struct policy_case {
 	const char *cpus_allowed;	  /* NULL: every CPU */
 	const char *mems_allowed;	  /* NULL: every node */
 	bool no_numa_maps, no_details;
+	bool empty_masks; /* status had no Cpus_allowed or Mems_allowed line */
+	unsigned slots;	  /* numa_maps node slots; 0: one per node */
 	struct expect want;
 };
 
@@ -224,7 +227,8 @@ static const struct policy_case cases[] = {
 	.threads = "0-3",
 	.cpus_allowed = "0-3",
 	.mems_allowed = "0",
-	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1, .text = "only node 0 may hold"},
+	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1,
+		 .text = "all 512 MiB on node 0, the only node allowed to hold it"},
     },
     {
 	.name = "mems_allowed excludes the threads' node, affinity=none: keep",
@@ -309,6 +313,26 @@ static const struct policy_case cases[] = {
 	.want = {NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, -1},
     },
 
+    {
+	.name = "pages on a node that is not online count as misplaced",
+	.topo = &two_nodes,
+	.slots = 4,
+	.mem_mib = {400, 0, 0, 112},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 112,
+		 .nodes = "0", .sources = "3"},
+    },
+    {
+	.name = "no Cpus_allowed or Mems_allowed line: no limit, not bound",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.empty_masks = true,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .move_mib = 320, .cpus = "0-3", .sources = "1"},
+    },
+
     /* Four nodes: a memoryless CPU node and a memory-only node. */
     {
 	.name = "pages on the memory-only node come to the threads",
@@ -350,6 +374,18 @@ static const struct policy_case cases[] = {
 	.threads = "0-1",
 	.mems_allowed = "1,3",
 	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .move_mib = 1024},
+    },
+
+    {
+	.name = "affinity=node within a user's cpuset over two nodes: narrowed inside it",
+	.topo = &four_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.busy = {0.95},
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.cpus_allowed = "1-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+		 .move_mib = 1024, .cpus = "2-3"},
     },
 
     /* Eight nodes: two sockets and far memory. */
@@ -462,13 +498,17 @@ static void build(struct built *b, const struct policy_case *c)
 	b->task.has_details = !c->no_details;
 	parse_list(&b->task.cpus_allowed, c->cpus_allowed ? c->cpus_allowed : "0-63");
 	parse_list(&b->task.mems_allowed, c->mems_allowed ? c->mems_allowed : "0-7");
+	if (c->empty_masks) {
+		np_bitmap_zero(&b->task.cpus_allowed);
+		np_bitmap_zero(&b->task.mems_allowed);
+	}
 	build_task(b, c->threads, c->mem_mib);
 	if (b->task.rss_bytes == 0)
 		b->task.rss_bytes = 512 * MiB; /* VmRSS counts what numa_maps may not */
 	b->input = (struct np_policy_task){
 	    .task = &b->task,
 	    .node_bytes = c->no_numa_maps ? NULL : b->node_bytes,
-	    .nr_node_slots = c->topo->nr,
+	    .nr_node_slots = c->slots ? c->slots : c->topo->nr,
 	    .cpu_percent = 100,
 	};
 }
@@ -505,6 +545,8 @@ static void check_action(const char *name, const struct np_action *a, const stru
 		CHECK(np_bitmap_empty(&a->target_cpus) || a->kind == NP_ACTION_SKIP);
 	if (w->text)
 		CHECK(strstr(a->reason_text, w->text) != NULL);
+	if (w->sources)
+		CHECK(list_is(&a->source_nodes, w->sources));
 	CHECK(a->reason_text[0] != '\0' && !strchr(a->reason_text, '\n'));
 	if (check_failures != before)
 		fprintf(stderr, "  in case \"%s\": %s %s, \"%s\"\n", name,
@@ -524,14 +566,17 @@ static void test_table(void)
 		b->input.hist = &hist;
 		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
 		check_action(c->name, &a, &c->want);
+		if (getenv("NP_TEST_VERBOSE"))
+			printf("%-6s %-16s %s\n", np_action_kind_name(a.kind),
+			       np_reason_name(a.reason), a.reason_text);
 		CHECK_INT(a.pid, 4242);
 		CHECK_U64(a.start_ticks, 777);
 		/* Whatever it decided, it never targets a node outside
 		 * Mems_allowed, and never gives threads CPUs outside their own
 		 * allowed set or on a node without CPUs. */
-		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP)
+		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP && !c->empty_masks)
 			CHECK(np_bitmap_test(&b->task.mems_allowed, (unsigned)a.target_node));
-		if (a.set_affinity)
+		if (a.set_affinity && !c->empty_masks)
 			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpus_allowed));
 		/* A deferred decision leaves no trace in the history. */
 		if (a.reason == NP_REASON_KERNEL_BALANCING)
