@@ -386,9 +386,10 @@ static enum np_skip_reason stats_skip(enum np_reason r)
 }
 
 static void skip_action(struct np_report_task *rt, enum np_reason reason,
-			const struct np_sched_verdict *v)
+			const struct np_sched_verdict *v, const struct np_config *cfg)
 {
 	struct np_action *a = &rt->action;
+	char size[16];
 
 	memset(a, 0, sizeof(*a));
 	a->pid = rt->task.pid;
@@ -396,14 +397,39 @@ static void skip_action(struct np_report_task *rt, enum np_reason reason,
 	a->kind = NP_ACTION_SKIP;
 	a->reason = reason;
 	a->target_node = -1;
-	if (reason == NP_REASON_TOO_YOUNG)
+	rt->has_decision = true;
+	switch (v->reason) {
+	case NP_SCHED_SKIP_TOO_YOUNG:
 		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "younger than scan_delay_ms: first look in %llu ms",
+			 "younger than scan_delay_ms (%llu): first look in %llu ms",
+			 (unsigned long long)cfg->scan_delay_ms, (unsigned long long)v->wait_ms);
+		break;
+	case NP_SCHED_SKIP_TOO_SMALL:
+		snprintf(a->reason_text, sizeof(a->reason_text), "RSS %s below min_rss_mb (%llu)",
+			 np_human_bytes(rt->task.rss_bytes, size, sizeof(size)),
+			 (unsigned long long)cfg->min_rss_mb);
+		break;
+	case NP_SCHED_SKIP_IDLE:
+		snprintf(a->reason_text, sizeof(a->reason_text),
+			 "CPU use since the last look below min_cpu_percent (%u%%)",
+			 cfg->min_cpu_percent);
+		break;
+	case NP_SCHED_SKIP_EXCLUDED:
+		snprintf(a->reason_text, sizeof(a->reason_text),
+			 "excluded by pid, comm or cgroup in the configuration");
+		break;
+	case NP_SCHED_SKIP_KTHREAD:
+		snprintf(a->reason_text, sizeof(a->reason_text), "kernel thread");
+		break;
+	case NP_SCHED_SKIP_PERIOD:
+		snprintf(a->reason_text, sizeof(a->reason_text), "read within its period: next in %llu ms",
 			 (unsigned long long)v->wait_ms);
-	else
+		break;
+	default:
 		snprintf(a->reason_text, sizeof(a->reason_text), "%s",
 			 np_sched_reason_name(v->reason));
-	rt->has_decision = true;
+		break;
+	}
 }
 
 /* Carry out one decision. Returns the scan outcome for the scheduler. */
@@ -563,7 +589,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 		} else {
 			enum np_reason reason = verdict_reason(rt->verdict.reason);
 
-			skip_action(rt, reason, &rt->verdict);
+			skip_action(rt, reason, &rt->verdict, &engine->cfg);
 		}
 		snap->nr_tasks++;
 	}

@@ -8,7 +8,7 @@
 #include "config.h"
 #include "context.h"
 #include "report.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "stats.h"
 
 /*

@@ -8,7 +8,7 @@
 #include "config.h"
 #include "context.h"
 #include "policy.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "task.h"
 #include "topology.h"
 

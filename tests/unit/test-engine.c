@@ -75,6 +75,9 @@ static void test_ticks(void)
 	struct np_ctx *ctx;
 
 	np_config_init(&cfg);
+	/* A fixture's CPU times stand still: without this, every task would be
+	 * idle after its first look. */
+	cfg.min_cpu_percent = 0;
 	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
@@ -97,7 +100,16 @@ static void test_ticks(void)
 	np_clock_advance(params.clock, cfg.scan_period_max_ms);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 4);
-	CHECK(np_stats_scans(np_engine_stats(engine)) >= 4);
+	CHECK_U64(np_stats_scans(np_engine_stats(engine)), 4);
+
+	/* With the default CPU threshold, tasks whose CPU time stands still are
+	 * idle: not read again. */
+	cfg.min_cpu_percent = 5;
+	CHECK_INT(np_engine_set_config(engine, &cfg), 0);
+	np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 4);
+	CHECK(sc->verdicts[NP_SCHED_SKIP_IDLE] >= 2);
 
 	/* A reload that the scheduler refuses keeps the old configuration. */
 	cfg.scan_period_min_ms = 0;
