@@ -469,7 +469,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		    np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
 		double w = ticks ? (double)task->threads[i].cpu_ticks : 1.0;
 
-		if (idx >= 0) {
+		/* A CPU it may no longer use (its cpuset changed) says nothing. */
+		if (idx >= 0 && s->cpu_ok[idx]) {
 			s->weight[idx] += w;
 			s->total_weight += w;
 		}
@@ -477,7 +478,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	if (s->total_weight == 0) {
 		int idx = np_topology_index(topo, np_topology_cpu_node(topo, task->last_cpu));
 
-		if (idx >= 0) {
+		if (idx >= 0 && s->cpu_ok[idx]) {
 			s->weight[idx] = 1;
 			s->total_weight = 1;
 		}
@@ -718,7 +719,9 @@ static void describe_place(char *buf, size_t len, const struct view *v, const st
 		threads = "most threads on";
 	else
 		threads = "threads on";
-	snprintf(buf, len, "%u%% of %s on node %d, %s node %d",
+	/* "only" when the biggest share is already at home, just not enough. */
+	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
+		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
 		 percent(s->bytes[s->biggest_idx], s->total), size_text(s->total).s,
 		 topo->nodes[s->biggest_idx].id, threads,
 		 s->thread_idx >= 0 ? topo->nodes[s->thread_idx].id : -1);
@@ -872,8 +875,9 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	 * choose. Pages elsewhere (say, Mems_allowed changed) still move. */
 	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
 		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: only node %d may hold its memory",
-		    place, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
+		    "all %s on node %d, the only node allowed to hold it", size_text(s->total).s,
+		    topo->nodes[s->home_idx].id);
 		return;
 	}
 	if (locality >= cfg->locality_target_percent) {

@@ -57,7 +57,7 @@ struct np_action {
 	bool move_pages;	       /* migrate pages from source_nodes into target_nodes */
 	bool set_affinity;	       /* set the threads' affinity to target_cpus */
 	bool partial;		       /* move_bytes was capped by max_migrate_mb_per_scan */
-	int target_node;	       /* MOVE: the node; SPREAD: the set's anchor; else -1 */
+	int target_node;	       /* where it goes, or would go if held back; -1: nowhere */
 	struct np_bitmap target_nodes; /* MOVE: {target_node}; SPREAD: the set */
 	struct np_bitmap source_nodes; /* nodes holding the pages to move */
 	struct np_bitmap target_cpus;  /* when set_affinity */

@@ -227,7 +227,8 @@ static const struct policy_case cases[] = {
 	.threads = "0-3",
 	.cpus_allowed = "0-3",
 	.mems_allowed = "0",
-	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1, .text = "only node 0 may hold"},
+	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1,
+		 .text = "all 512 MiB on node 0, the only node allowed to hold it"},
     },
     {
 	.name = "mems_allowed excludes the threads' node, affinity=none: keep",
@@ -565,6 +566,9 @@ static void test_table(void)
 		b->input.hist = &hist;
 		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
 		check_action(c->name, &a, &c->want);
+		if (getenv("NP_TEST_VERBOSE"))
+			printf("%-6s %-16s %s\n", np_action_kind_name(a.kind),
+			       np_reason_name(a.reason), a.reason_text);
 		CHECK_INT(a.pid, 4242);
 		CHECK_U64(a.start_ticks, 777);
 		/* Whatever it decided, it never targets a node outside
