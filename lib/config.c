@@ -579,8 +579,10 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	return ok;
 }
 
-/* A loopback address and port: 127.x.y.z:PORT or [::1]:PORT. The metrics
- * are not meant for the network; a proxy can publish them. */
+/* A loopback address and port, as the metrics endpoint takes them:
+ * 127.x.y.z:PORT, [::1]:PORT (or a v4-mapped 127.x.y.z) or localhost:PORT;
+ * port 0 picks a free one. The endpoint has no authentication, so it never
+ * listens beyond the machine; a proxy can publish it. */
 static bool parse_listen(const char *value, char **normalised)
 {
 	const char *colon = strrchr(value, ':');
@@ -592,7 +594,7 @@ static bool parse_listen(const char *value, char **normalised)
 		struct in6_addr v6;
 	} addr;
 
-	if (!colon || parse_decimal(colon + 1, &port) < 0 || port < 1 || port > 65535)
+	if (!colon || parse_decimal(colon + 1, &port) < 0 || port > 65535)
 		return false;
 	host_len = (size_t)(colon - value);
 	if (host_len >= sizeof(host))
@@ -603,11 +605,14 @@ static bool parse_listen(const char *value, char **normalised)
 		if (host_len < 2 || host[host_len - 1] != ']')
 			return false;
 		host[host_len - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1 || !IN6_IS_ADDR_LOOPBACK(&addr.v6))
+		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1)
+			return false;
+		if (!IN6_IS_ADDR_LOOPBACK(&addr.v6) &&
+		    !(IN6_IS_ADDR_V4MAPPED(&addr.v6) && addr.v6.s6_addr[12] == 127))
 			return false;
 		host[host_len - 1] = ']';
-	} else if (inet_pton(AF_INET, host, &addr.v4) != 1 ||
-		   (ntohl(addr.v4.s_addr) >> 24) != 127) {
+	} else if (strcmp(host, "localhost") != 0 && (inet_pton(AF_INET, host, &addr.v4) != 1 ||
+						      (ntohl(addr.v4.s_addr) >> 24) != 127)) {
 		return false;
 	}
 	return asprintf(normalised, "%s:%" PRIu64, host, port) >= 0;
@@ -619,8 +624,8 @@ static bool set_listen(struct parser *p, const struct key *k, const char *value)
 
 	if (*value && !parse_listen(value, &listen)) {
 		add_error(p, p->line,
-			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464) "
-			  "or empty",
+			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464, "
+			  "localhost:9464) or empty",
 			  k->name, value);
 		return false;
 	}
@@ -647,6 +652,12 @@ static int handle_key(void *user, const char *section, const char *name, const c
 		return 0;
 	}
 	p->set_on[i] = p->line;
+	if (!*value &&
+	    (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)) {
+		add_error(p, p->line, "%s: missing value", name);
+		p->bad[i] = true;
+		return 0;
+	}
 	switch (k->kind) {
 	case KIND_U64:
 	case KIND_UNSIGNED:

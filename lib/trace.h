@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "task.h"
 
 /*
