@@ -6,7 +6,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * The configuration file: flat "key = value" lines, read with libinih.
+ * Every key, its default and its range are documented in the shipped
+ * conf/numaplaced.conf and in numaplaced.conf(5); the key table in config.c
+ * is the one place the code defines them.
+ */
+
 #define NP_CONFIG_DEFAULT_PATH "/etc/numaplaced/numaplaced.conf"
+
+/* Largest pid the kernel can hand out (PID_MAX_LIMIT on 64-bit). */
+#define NP_CONFIG_PID_MAX 4194304
 
 enum np_affinity_mode {
 	NP_AFFINITY_NONE, /* never touch CPU affinity: move memory to the threads */
@@ -49,27 +59,41 @@ struct np_config {
 	char *metrics_listen;              /* "127.0.0.1:9464" or NULL: off */
 };
 
-/* Fill @cfg with the defaults. */
+/* Fill @cfg with the defaults (no allocation: the default lists are empty). */
 void np_config_init(struct np_config *cfg);
+
+/* Free what @cfg owns and reset it to the defaults; safe to call twice. */
 void np_config_free(struct np_config *cfg);
 
-/* One error: "file:line: message". */
+/* True when @a and @b hold the same settings (what np_config_write would
+ * print for them is identical). */
+bool np_config_equal(const struct np_config *a, const struct np_config *b);
+
+/* Errors, each one line "file:line: message", in line order. Start from a
+ * zeroed struct; functions append to it. */
 struct np_config_errors {
 	char **msg;
 	size_t n;
 };
+
+/* Free the messages and leave @errs empty, ready for reuse. */
 void np_config_errors_free(struct np_config_errors *errs);
 
 /* Parse a whole config from a buffer (pure: no I/O). @name is the file name
- * used in messages. On any error, every error found is in @errs, @cfg is left
- * untouched, and -EINVAL is returned: a file is applied whole or not at all. */
+ * used in messages. @cfg must hold a config (np_config_init or an earlier
+ * parse). On success it is replaced by the defaults overlaid with the
+ * buffer's settings, so a key removed from the file goes back to its
+ * default, and 0 is returned. On any error, every error found is appended to
+ * @errs, @cfg is left untouched, and -EINVAL is returned: a file is applied
+ * whole or not at all. -ENOMEM if memory runs out. */
 int np_config_parse(const char *name, const char *buf, size_t len, struct np_config *cfg,
 		    struct np_config_errors *errs);
 
-/* Read and parse a file. A missing or unreadable file is one error naming
- * it. */
+/* Read and parse a file, as np_config_parse. A missing or unreadable file
+ * is one error naming it, and the read's -errno is returned. */
 int np_config_load(const char *path, struct np_config *cfg, struct np_config_errors *errs);
 
 /* Write the effective configuration, normalised: every key, one per line, in
- * the documented order; the output parses again to the same config. */
+ * the documented order; the output parses again to the same config.
+ * Returns 0 or -EIO. */
 int np_config_write(const struct np_config *cfg, FILE *out);

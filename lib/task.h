@@ -17,20 +17,24 @@
 
 /* The fields of /proc/PID/stat the daemon uses (proc(5) numbering). */
 struct np_stat {
-	int pid;               /* 1 */
+	int pid;		/* 1 */
 	char comm[NP_COMM_MAX]; /* 2, without the parentheses; may hold ' ', ')' and '\n' */
-	char state;            /* 3 */
-	int ppid;              /* 4 */
-	unsigned long flags;   /* 9 */
-	uint64_t utime, stime; /* 14, 15: clock ticks */
-	long nr_threads;       /* 20 */
-	uint64_t start_ticks;  /* 22: clock ticks after boot */
-	uint64_t rss_pages;    /* 24 */
-	int processor;         /* 39: CPU last run on */
+	char state;		/* 3 */
+	int ppid;		/* 4 */
+	unsigned long flags;	/* 9 */
+	uint64_t utime, stime;	/* 14, 15: clock ticks */
+	long nr_threads;	/* 20 */
+	uint64_t start_ticks;	/* 22: clock ticks after boot */
+	uint64_t rss_pages;	/* 24 */
+	int processor;		/* 39: CPU last run on */
+	unsigned bad_field;	/* on -EINVAL: the field that is wrong or missing */
 };
 
-/* Parse a stat line of @len bytes (pure). The comm runs from the first '('
- * to the last ')'. Returns 0 or -EINVAL. */
+/* Parse a stat line of @len bytes (pure; the buffer need not end in NUL and
+ * nothing past @len is read). The comm runs from the first '(' to the last
+ * ')' and is cut to NP_COMM_MAX - 1 bytes. Every field up to 39 must be a
+ * decimal integer (the state a single character). Returns 0 or -EINVAL, with
+ * out->bad_field set to the proc(5) number of the first bad field. */
 int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
 
 /* The fields of /proc/PID/status the daemon uses. */
@@ -40,10 +44,11 @@ struct np_status {
 	struct np_bitmap cpus_allowed; /* Cpus_allowed_list */
 	struct np_bitmap mems_allowed; /* Mems_allowed_list */
 	bool has_cpus_allowed, has_mems_allowed;
+	unsigned bad_line; /* on -EINVAL: 1-based number of the bad line */
 };
 
-/* Parse status (pure). Unknown lines are ignored; a known line with a bad
- * value is -EINVAL. */
+/* Parse status (pure; @len bytes, no NUL needed). Unknown lines are ignored;
+ * a known line with a bad value is -EINVAL with out->bad_line set. */
 int np_status_parse(const char *buf, size_t len, struct np_status *out);
 
 struct np_thread {
@@ -65,7 +70,8 @@ struct np_task {
 	uint64_t cpu_ticks; /* utime + stime of all threads */
 	unsigned nr_threads;
 	int last_cpu;
-	uint64_t rss_bytes;
+	int last_node;	    /* node of last_cpu, -1 without a topology (see below) */
+	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */
 
 	/* Filled by np_task_read_details(); until then has_details is false. */
 	bool has_details;
@@ -80,8 +86,9 @@ struct np_task_list {
 	struct np_task *tasks;
 	unsigned nr;
 	unsigned cap;
-	uint64_t uptime_ms;  /* the machine's uptime at the scan */
+	uint64_t uptime_ms;   /* the machine's uptime at the scan */
 	unsigned ticks_per_s; /* USER_HZ */
+	unsigned nr_vanished; /* tasks dropped because they exited mid-read */
 };
 
 /*
@@ -97,22 +104,47 @@ struct np_task_source;
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
 void np_task_source_free(struct np_task_source *src);
 
-/* List every process (not threads). Tasks that vanish mid-read are dropped
+/* Map each scanned task's last CPU to its node with @topo (kept by
+ * reference: it must outlive its use here; NULL leaves last_node at -1). */
+void np_task_source_set_topology(struct np_task_source *src, const struct np_topology *topo);
+
+/* List every process (not threads), sorted by pid. Tasks that vanish mid-read are dropped
  * quietly. Replaces the list's previous content. Returns 0 or -errno. */
 int np_task_source_scan(struct np_task_source *src, struct np_task_list *list);
 
 /* Per-node CPU busy share (0..1) since the previous call (since boot on the
- * first), into @busy[i] for topo->nodes[i]. Returns 0 or -errno. */
+ * first), into @busy[i] for topo->nodes[i]. Busy is user, nice, system, irq,
+ * softirq and steal time; idle and iowait are not. A node whose CPUs saw no
+ * ticks reads 0. Returns 0 or -errno. */
 int np_task_source_node_load(struct np_task_source *src, const struct np_topology *topo,
 			     double *busy);
 
-/* Read status (allowed CPUs and nodes), cgroup and each thread's last CPU of
- * one task. Returns 0, or -ESRCH when it vanished (drop it quietly). */
+/* Read status (allowed CPUs and nodes, VmRSS), cgroup and each thread's last
+ * CPU of one task, after checking it still is the process scanned. Returns
+ * 0, -ESRCH when it vanished or was replaced (drop it quietly), -EINVAL for
+ * malformed content (logged with file and line), or another -errno. */
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
 
 /* Verify that @task still is the process it was: same pid, same start time.
- * Returns 0, -ESRCH (gone or reused). */
+ * Returns 0, -ESRCH (gone or reused), or another -errno (-EINVAL for a
+ * malformed stat, -ENOMEM). */
 int np_task_verify(struct np_ctx *ctx, const struct np_task *task);
 
+/* Free what np_task_read_details() attached; the task can be reused. */
 void np_task_clear(struct np_task *task);
+
+/* Free every task and the array; the list reads as empty afterwards. */
 void np_task_list_clear(struct np_task_list *list);
+
+/* Busy and total ticks of one CPU from a "cpuN ..." line of /proc/stat. */
+struct np_cpu_ticks {
+	int cpu;
+	uint64_t busy, total;
+};
+
+/* Parse the per-CPU lines of /proc/stat (pure; @len bytes) into a malloc'd
+ * array. The "cpu " summary and other lines are skipped; kernels before
+ * 2.6.11 print fewer columns, missing ones count as 0. Returns 0, -ENOMEM or
+ * -EINVAL with *bad_line set. */
+int np_cpu_ticks_parse(const char *buf, size_t len, struct np_cpu_ticks **out, unsigned *nr,
+		       unsigned *bad_line);

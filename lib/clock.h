@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Where the daemon's sense of time comes from. The running daemon reads
+ * CLOCK_MONOTONIC; tests and trace replay use a virtual clock that only moves
+ * when told to, so every run over the same input makes the same decisions.
+ * Times are milliseconds.
+ */
+struct np_clock;
+
+/* A clock reading CLOCK_MONOTONIC. Returns 0 or -ENOMEM. */
+int np_clock_new_monotonic(struct np_clock **out);
+
+/* A virtual clock standing at @start_ms. Returns 0 or -ENOMEM. */
+int np_clock_new_virtual(uint64_t start_ms, struct np_clock **out);
+
+/* Free a clock; NULL is accepted. */
+void np_clock_free(struct np_clock *clock);
+
+/* The current time in milliseconds. */
+uint64_t np_clock_now_ms(const struct np_clock *clock);
+
+bool np_clock_is_virtual(const struct np_clock *clock);
+
+/* Move a virtual clock forward by @ms. Returns 0, or -EINVAL on a real
+ * clock (which nobody can move). */
+int np_clock_advance(struct np_clock *clock, uint64_t ms);
+
+/* Set a virtual clock to @ms. Time never goes back: -EINVAL when @ms is
+ * before the current time or the clock is real. */
+int np_clock_set(struct np_clock *clock, uint64_t ms);

@@ -1,0 +1,838 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+#include "context.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* A config file is small; anything bigger is a mistake, not a config. */
+#define CONFIG_MAX_BYTES (1024 * 1024)
+/* Past this many errors the rest of a file is noise (a binary, say). */
+#define MAX_ERRORS 100
+/* A comm (TASK_COMM_LEN - 1): a literal name longer than this never matches. */
+#define COMM_MAX 15
+
+enum kind {
+	KIND_U64,      /* uint64_t, decimal, in [min, max] */
+	KIND_UNSIGNED, /* unsigned, decimal, in [min, max] */
+	KIND_CHOICE,   /* an enum or int field, one of the named values */
+	KIND_GLOBS,    /* struct np_strv of fnmatch(3) patterns on comm */
+	KIND_CGROUPS,  /* struct np_strv of absolute cgroup paths */
+	KIND_PIDS,     /* exclude_pid / nr_exclude_pid */
+	KIND_LISTEN,   /* char *: loopback address:port, or NULL */
+};
+
+struct choice {
+	const char *name;
+	int value;
+};
+
+struct key {
+	const char *name;
+	enum kind kind;
+	size_t offset;
+	uint64_t min, max;
+	const struct choice *choices; /* KIND_CHOICE, ended by a NULL name */
+};
+
+static const struct choice affinity_choices[] = {
+    {"none", NP_AFFINITY_NONE},
+    {"node", NP_AFFINITY_NODE},
+    {NULL, 0},
+};
+
+static const struct choice kernel_balancing_choices[] = {
+    {"defer", NP_KBAL_DEFER},
+    {"ignore", NP_KBAL_IGNORE},
+    {NULL, 0},
+};
+
+static const struct choice log_level_choices[] = {
+    {"err", LOG_ERR},	{"warning", LOG_WARNING}, {"notice", LOG_NOTICE},
+    {"info", LOG_INFO}, {"debug", LOG_DEBUG},	  {NULL, 0},
+};
+
+/* Choice fields are stored through an int; the enums must be int-sized. */
+_Static_assert(sizeof(enum np_affinity_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum np_kernel_balancing_mode) == sizeof(int), "enum size");
+
+#define FIELD(f) offsetof(struct np_config, f)
+
+/* Every key, in the documented order (np_config_write, the shipped config
+ * and numaplaced.conf(5) follow it). */
+static const struct key keys[] = {
+    {"scan_delay_ms", KIND_U64, FIELD(scan_delay_ms), 0, 3600000, NULL},
+    {"scan_period_min_ms", KIND_U64, FIELD(scan_period_min_ms), 100, 3600000, NULL},
+    {"scan_period_max_ms", KIND_U64, FIELD(scan_period_max_ms), 100, 3600000, NULL},
+    {"tick_ms", KIND_U64, FIELD(tick_ms), 10, 10000, NULL},
+    {"scan_budget_mb", KIND_U64, FIELD(scan_budget_mb), 1, 1048576, NULL},
+    {"min_rss_mb", KIND_U64, FIELD(min_rss_mb), 0, 1048576, NULL},
+    {"min_cpu_percent", KIND_UNSIGNED, FIELD(min_cpu_percent), 0, 100, NULL},
+    {"locality_target_percent", KIND_UNSIGNED, FIELD(locality_target_percent), 1, 100, NULL},
+    {"node_mem_headroom_percent", KIND_UNSIGNED, FIELD(node_mem_headroom_percent), 0, 50, NULL},
+    {"hysteresis_periods", KIND_UNSIGNED, FIELD(hysteresis_periods), 0, 100, NULL},
+    {"migrate_rate_mb_s", KIND_U64, FIELD(migrate_rate_mb_s), 1, 65536, NULL},
+    {"max_migrate_mb_per_scan", KIND_U64, FIELD(max_migrate_mb_per_scan), 1, 1048576, NULL},
+    {"affinity", KIND_CHOICE, FIELD(affinity), 0, 0, affinity_choices},
+    {"kernel_balancing", KIND_CHOICE, FIELD(kernel_balancing), 0, 0, kernel_balancing_choices},
+    {"include_comm", KIND_GLOBS, FIELD(include_comm), 0, 0, NULL},
+    {"exclude_comm", KIND_GLOBS, FIELD(exclude_comm), 0, 0, NULL},
+    {"include_cgroup", KIND_CGROUPS, FIELD(include_cgroup), 0, 0, NULL},
+    {"exclude_cgroup", KIND_CGROUPS, FIELD(exclude_cgroup), 0, 0, NULL},
+    {"exclude_pid", KIND_PIDS, FIELD(exclude_pid), 0, 0, NULL},
+    {"log_level", KIND_CHOICE, FIELD(log_level), 0, 0, log_level_choices},
+    {"metrics_listen", KIND_LISTEN, FIELD(metrics_listen), 0, 0, NULL},
+};
+
+#define NR_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Settings that must be ordered: first <= second. */
+static const struct {
+	const char *lower, *upper;
+} ordered_keys[] = {
+    {"scan_period_min_ms", "scan_period_max_ms"},
+    {"tick_ms", "scan_period_min_ms"},
+};
+
+static void *field(struct np_config *cfg, const struct key *k)
+{
+	return (char *)cfg + k->offset;
+}
+
+static const void *cfield(const struct np_config *cfg, const struct key *k)
+{
+	return (const char *)cfg + k->offset;
+}
+
+static uint64_t int_value(const struct np_config *cfg, const struct key *k)
+{
+	if (k->kind == KIND_U64)
+		return *(const uint64_t *)cfield(cfg, k);
+	return *(const unsigned *)cfield(cfg, k);
+}
+
+static int choice_value(const struct np_config *cfg, const struct key *k)
+{
+	int v;
+
+	memcpy(&v, cfield(cfg, k), sizeof(v));
+	return v;
+}
+
+static const char *choice_name(const struct key *k, int value)
+{
+	for (const struct choice *c = k->choices; c->name; c++)
+		if (c->value == value)
+			return c->name;
+	return "?";
+}
+
+static const struct key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NR_KEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+void np_config_init(struct np_config *cfg)
+{
+	*cfg = (struct np_config){
+	    .scan_delay_ms = 1000,
+	    .scan_period_min_ms = 1000,
+	    .scan_period_max_ms = 60000,
+	    .tick_ms = 250,
+	    .scan_budget_mb = 4096,
+	    .min_rss_mb = 100,
+	    .min_cpu_percent = 5,
+	    .locality_target_percent = 90,
+	    .node_mem_headroom_percent = 10,
+	    .hysteresis_periods = 3,
+	    .migrate_rate_mb_s = 256,
+	    .max_migrate_mb_per_scan = 1024,
+	    .affinity = NP_AFFINITY_NONE,
+	    .kernel_balancing = NP_KBAL_DEFER,
+	    .log_level = LOG_NOTICE,
+	    .metrics_listen = NULL,
+	};
+}
+
+static void strv_free(struct np_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = 0;
+}
+
+void np_config_free(struct np_config *cfg)
+{
+	strv_free(&cfg->include_comm);
+	strv_free(&cfg->exclude_comm);
+	strv_free(&cfg->include_cgroup);
+	strv_free(&cfg->exclude_cgroup);
+	free(cfg->exclude_pid);
+	free(cfg->metrics_listen);
+	np_config_init(cfg);
+}
+
+static bool strv_equal(const struct np_strv *a, const struct np_strv *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return false;
+	return true;
+}
+
+bool np_config_equal(const struct np_config *a, const struct np_config *b)
+{
+	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
+		const char *sa, *sb;
+
+		switch (k->kind) {
+		case KIND_U64:
+		case KIND_UNSIGNED:
+			if (int_value(a, k) != int_value(b, k))
+				return false;
+			break;
+		case KIND_CHOICE:
+			if (choice_value(a, k) != choice_value(b, k))
+				return false;
+			break;
+		case KIND_GLOBS:
+		case KIND_CGROUPS:
+			if (!strv_equal(cfield(a, k), cfield(b, k)))
+				return false;
+			break;
+		case KIND_PIDS:
+			if (a->nr_exclude_pid != b->nr_exclude_pid ||
+			    (a->nr_exclude_pid &&
+			     memcmp(a->exclude_pid, b->exclude_pid,
+				    a->nr_exclude_pid * sizeof(*a->exclude_pid)) != 0))
+				return false;
+			break;
+		case KIND_LISTEN:
+			sa = a->metrics_listen ? a->metrics_listen : "";
+			sb = b->metrics_listen ? b->metrics_listen : "";
+			if (strcmp(sa, sb) != 0)
+				return false;
+			break;
+		}
+	}
+	return true;
+}
+
+void np_config_errors_free(struct np_config_errors *errs)
+{
+	for (size_t i = 0; i < errs->n; i++)
+		free(errs->msg[i]);
+	free(errs->msg);
+	errs->msg = NULL;
+	errs->n = 0;
+}
+
+/* One error before it is handed out; kept sorted by line, since the
+ * cross-key checks run after the last line. */
+struct pending_error {
+	unsigned line;
+	char *msg;
+};
+
+struct parser {
+	const char *name;
+	const char *buf;
+	size_t len, pos;
+	unsigned line;	/* the line inih is handling */
+	int line_limit; /* longest line inih's buffer holds */
+	struct np_config cfg;
+	unsigned set_on[NR_KEYS]; /* line a key was set on, 0 if not set */
+	bool bad[NR_KEYS];	  /* a key whose value was refused */
+	struct pending_error *errv;
+	size_t nr_errors;
+	bool out_of_memory;
+};
+
+static void __attribute__((format(printf, 3, 4)))
+add_error(struct parser *p, unsigned line, const char *fmt, ...)
+{
+	struct pending_error *bigger;
+	char *text, *msg;
+	va_list ap;
+	size_t at;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		p->out_of_memory = true;
+		return;
+	}
+	n = asprintf(&msg, "%s:%u: %s", p->name, line, text);
+	free(text);
+	if (n < 0) {
+		p->out_of_memory = true;
+		return;
+	}
+	bigger = realloc(p->errv, (p->nr_errors + 1) * sizeof(*p->errv));
+	if (!bigger) {
+		free(msg);
+		p->out_of_memory = true;
+		return;
+	}
+	p->errv = bigger;
+	at = p->nr_errors;
+	while (at > 0 && p->errv[at - 1].line > line) {
+		p->errv[at] = p->errv[at - 1];
+		at--;
+	}
+	p->errv[at] = (struct pending_error){line, msg};
+	p->nr_errors++;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/*
+ * Check one raw line (without its line ending) before inih sees it. inih
+ * tolerates things this file format refuses (section headers, "key: value",
+ * continuation lines) and reports only the first line it cannot parse, with
+ * no reason; checking here gives every bad line its own message. Returns
+ * false for a line that must not reach inih.
+ */
+static bool check_line(struct parser *p, const char *s, size_t n)
+{
+	size_t i = 0, eq, key_end;
+
+	if (n > (size_t)p->line_limit) {
+		add_error(p, p->line, "line is %zu bytes long, longer than the limit of %d", n,
+			  p->line_limit);
+		return false;
+	}
+	for (size_t c = 0; c < n; c++) {
+		unsigned char ch = (unsigned char)s[c];
+
+		if (ch == '\0') {
+			add_error(p, p->line, "NUL byte at column %zu", c + 1);
+			return false;
+		}
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+			add_error(p, p->line, "control character 0x%02x at column %zu", ch, c + 1);
+			return false;
+		}
+	}
+	while (i < n && is_blank(s[i]))
+		i++;
+	if (i == n || s[i] == '#' || s[i] == ';')
+		return true;
+	if (s[i] == '[') {
+		add_error(p, p->line, "section header '%.*s' not allowed: the file has no sections",
+			  (int)(n - i), s + i);
+		return false;
+	}
+	for (eq = i; eq < n && s[eq] != '='; eq++)
+		;
+	if (eq == n) {
+		add_error(p, p->line, "expected 'key = value', found '%.*s'", (int)(n - i), s + i);
+		return false;
+	}
+	for (key_end = eq; key_end > i && is_blank(s[key_end - 1]); key_end--)
+		;
+	if (key_end == i) {
+		add_error(p, p->line, "missing key before '='");
+		return false;
+	}
+	for (size_t c = i; c < key_end; c++) {
+		if (!is_key_char(s[c])) {
+			add_error(p, p->line, "unknown key '%.*s'", (int)(key_end - i), s + i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* inih's line reader: one line of the buffer per call, so p->line is the
+ * line inih is handling when it calls the handler. A refused line is handed
+ * over as a blank one. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parser *p = stream;
+	const char *s = p->buf + p->pos, *eol;
+	size_t n, start = 0;
+
+	if (p->pos >= p->len)
+		return NULL;
+	if (p->nr_errors >= MAX_ERRORS) {
+		add_error(p, p->line, "too many errors, stopped reading");
+		return NULL;
+	}
+	eol = memchr(s, '\n', p->len - p->pos);
+	n = eol ? (size_t)(eol - s) : p->len - p->pos;
+	p->pos += n + (eol ? 1 : 0);
+	p->line++;
+	/* CRLF files are accepted: the CR of a line ending is dropped. */
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	/* So is a UTF-8 byte order mark. */
+	if (p->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		n -= 3;
+	}
+	p->line_limit = num - 3;
+	strcpy(str, "\n");
+	if (!check_line(p, s, n))
+		return str;
+	/* Without leading blanks inih never takes a line as the continuation
+	 * of the key before it. */
+	while (start < n && is_blank(s[start]))
+		start++;
+	memcpy(str, s + start, n - start);
+	strcpy(str + n - start, "\n");
+	return str;
+}
+
+/* A decimal number with nothing else: no sign, no blanks, no suffix. */
+static int parse_decimal(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static bool set_int(struct parser *p, const struct key *k, const char *value)
+{
+	uint64_t v;
+	int err = parse_decimal(value, &v);
+
+	if (err == -EINVAL) {
+		add_error(p, p->line, "%s: '%s' is not a non-negative integer", k->name, value);
+		return false;
+	}
+	if (err == -ERANGE || v < k->min || v > k->max) {
+		add_error(p, p->line, "%s: %s is out of range %" PRIu64 "..%" PRIu64, k->name,
+			  value, k->min, k->max);
+		return false;
+	}
+	if (k->kind == KIND_U64)
+		*(uint64_t *)field(&p->cfg, k) = v;
+	else
+		*(unsigned *)field(&p->cfg, k) = (unsigned)v;
+	return true;
+}
+
+static bool set_choice(struct parser *p, const struct key *k, const char *value)
+{
+	char names[128] = "";
+
+	for (const struct choice *c = k->choices; c->name; c++) {
+		if (strcmp(c->name, value) == 0) {
+			memcpy(field(&p->cfg, k), &c->value, sizeof(c->value));
+			return true;
+		}
+		if (c != k->choices)
+			strcat(names, ", ");
+		strcat(names, c->name);
+	}
+	add_error(p, p->line, "%s: '%s' is not one of: %s", k->name, value, names);
+	return false;
+}
+
+/* Split a blank-separated list in place; *tokens gets pointers into @s. */
+static int split_words(char *s, char ***tokens, size_t *count)
+{
+	char **v = NULL;
+	size_t n = 0;
+
+	for (char *save = NULL, *w = strtok_r(s, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
+		char **bigger = realloc(v, (n + 1) * sizeof(*v));
+
+		if (!bigger) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = bigger;
+		v[n++] = w;
+	}
+	*tokens = v;
+	*count = n;
+	return 0;
+}
+
+static bool has_glob_chars(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+/* Check one list word; returns false (after an error) to refuse it. */
+static bool check_word(struct parser *p, const struct key *k, char *w)
+{
+	uint64_t pid;
+	size_t n;
+
+	switch (k->kind) {
+	case KIND_GLOBS:
+		if (!has_glob_chars(w) && strlen(w) > COMM_MAX) {
+			add_error(p, p->line,
+				  "%s: '%s' never matches: a comm is at most %d characters",
+				  k->name, w, COMM_MAX);
+			return false;
+		}
+		return true;
+	case KIND_CGROUPS:
+		if (w[0] != '/') {
+			add_error(p, p->line, "%s: '%s' is not a cgroup path (starting with '/')",
+				  k->name, w);
+			return false;
+		}
+		/* "/a/b/" and "/a/b" name the same cgroup. */
+		for (n = strlen(w); n > 1 && w[n - 1] == '/'; n--)
+			w[n - 1] = '\0';
+		return true;
+	case KIND_PIDS:
+		if (parse_decimal(w, &pid) < 0 || pid < 1 || pid > NP_CONFIG_PID_MAX) {
+			add_error(p, p->line, "%s: '%s' is not a pid (1..%d)", k->name, w,
+				  NP_CONFIG_PID_MAX);
+			return false;
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int store_pids(struct np_config *cfg, char **words, size_t n)
+{
+	int *pids = NULL;
+
+	if (n && !(pids = calloc(n, sizeof(*pids))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		pids[i] = atoi(words[i]); /* checked: 1..NP_CONFIG_PID_MAX */
+	free(cfg->exclude_pid);
+	cfg->exclude_pid = pids;
+	cfg->nr_exclude_pid = n;
+	return 0;
+}
+
+static int store_words(struct np_strv *dst, char **words, size_t n)
+{
+	struct np_strv sv = {NULL, 0};
+
+	if (n && !(sv.v = calloc(n, sizeof(*sv.v))))
+		return -ENOMEM;
+	for (; sv.n < n; sv.n++) {
+		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
+			strv_free(&sv);
+			return -ENOMEM;
+		}
+	}
+	strv_free(dst);
+	*dst = sv;
+	return 0;
+}
+
+static bool set_list(struct parser *p, const struct key *k, const char *value)
+{
+	char *copy = strdup(value), **words = NULL;
+	size_t n = 0;
+	bool ok = true;
+	int err;
+
+	if (!copy || split_words(copy, &words, &n) < 0) {
+		free(copy);
+		p->out_of_memory = true;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		ok = check_word(p, k, words[i]) && ok;
+	if (ok) {
+		err = k->kind == KIND_PIDS ? store_pids(&p->cfg, words, n)
+					   : store_words(field(&p->cfg, k), words, n);
+		if (err < 0) {
+			p->out_of_memory = true;
+			ok = false;
+		}
+	}
+	free(words);
+	free(copy);
+	return ok;
+}
+
+/* A loopback address and port, as the metrics endpoint takes them:
+ * 127.x.y.z:PORT, [::1]:PORT (or a v4-mapped 127.x.y.z) or localhost:PORT;
+ * port 0 picks a free one. The endpoint has no authentication, so it never
+ * listens beyond the machine; a proxy can publish it. */
+static bool parse_listen(const char *value, char **normalised)
+{
+	const char *colon = strrchr(value, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t host_len;
+	uint64_t port;
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} addr;
+
+	if (!colon || parse_decimal(colon + 1, &port) < 0 || port > 65535)
+		return false;
+	host_len = (size_t)(colon - value);
+	if (host_len >= sizeof(host))
+		return false;
+	memcpy(host, value, host_len);
+	host[host_len] = '\0';
+	if (host[0] == '[') {
+		if (host_len < 2 || host[host_len - 1] != ']')
+			return false;
+		host[host_len - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1)
+			return false;
+		if (!IN6_IS_ADDR_LOOPBACK(&addr.v6) &&
+		    !(IN6_IS_ADDR_V4MAPPED(&addr.v6) && addr.v6.s6_addr[12] == 127))
+			return false;
+		host[host_len - 1] = ']';
+	} else if (strcmp(host, "localhost") != 0 && (inet_pton(AF_INET, host, &addr.v4) != 1 ||
+						      (ntohl(addr.v4.s_addr) >> 24) != 127)) {
+		return false;
+	}
+	return asprintf(normalised, "%s:%" PRIu64, host, port) >= 0;
+}
+
+static bool set_listen(struct parser *p, const struct key *k, const char *value)
+{
+	char *listen = NULL;
+
+	if (*value && !parse_listen(value, &listen)) {
+		add_error(p, p->line,
+			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464, "
+			  "localhost:9464) or empty",
+			  k->name, value);
+		return false;
+	}
+	free(p->cfg.metrics_listen);
+	p->cfg.metrics_listen = listen;
+	return true;
+}
+
+static int handle_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *p = user;
+	const struct key *k = find_key(name);
+	size_t i;
+	bool ok;
+
+	if (!k) {
+		add_error(p, p->line, "unknown key '%s'", name);
+		return 0;
+	}
+	i = (size_t)(k - keys);
+	if (p->set_on[i]) {
+		add_error(p, p->line, "duplicate key '%s' (first set on line %u)", name,
+			  p->set_on[i]);
+		return 0;
+	}
+	p->set_on[i] = p->line;
+	if (!*value &&
+	    (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)) {
+		add_error(p, p->line, "%s: missing value", name);
+		p->bad[i] = true;
+		return 0;
+	}
+	switch (k->kind) {
+	case KIND_U64:
+	case KIND_UNSIGNED:
+		ok = set_int(p, k, value);
+		break;
+	case KIND_CHOICE:
+		ok = set_choice(p, k, value);
+		break;
+	case KIND_LISTEN:
+		ok = set_listen(p, k, value);
+		break;
+	default:
+		ok = set_list(p, k, value);
+		break;
+	}
+	p->bad[i] = !ok;
+	return ok;
+}
+
+/* Where a value came from, for messages about two keys. */
+static void describe_origin(const struct parser *p, size_t i, char *buf, size_t size)
+{
+	if (p->set_on[i])
+		snprintf(buf, size, "line %u", p->set_on[i]);
+	else
+		snprintf(buf, size, "the default");
+}
+
+/* Each ordered pair of keys; the error goes on the line set later, the one
+ * that broke the order. */
+static void check_ordered_keys(struct parser *p)
+{
+	for (size_t o = 0; o < sizeof(ordered_keys) / sizeof(ordered_keys[0]); o++) {
+		const struct key *lo = find_key(ordered_keys[o].lower);
+		const struct key *hi = find_key(ordered_keys[o].upper);
+		size_t ilo = (size_t)(lo - keys), ihi = (size_t)(hi - keys);
+		uint64_t vlo = int_value(&p->cfg, lo), vhi = int_value(&p->cfg, hi);
+		char origin[32];
+
+		if (p->bad[ilo] || p->bad[ihi] || vlo <= vhi)
+			continue;
+		if (p->set_on[ihi] > p->set_on[ilo]) {
+			describe_origin(p, ilo, origin, sizeof(origin));
+			add_error(p, p->set_on[ihi],
+				  "%s: %" PRIu64 " is less than %s (%" PRIu64 ", %s)", hi->name,
+				  vhi, lo->name, vlo, origin);
+		} else {
+			describe_origin(p, ihi, origin, sizeof(origin));
+			add_error(p, p->set_on[ilo],
+				  "%s: %" PRIu64 " is greater than %s (%" PRIu64 ", %s)", lo->name,
+				  vlo, hi->name, vhi, origin);
+		}
+	}
+}
+
+static int hand_over_errors(struct parser *p, struct np_config_errors *errs)
+{
+	char **bigger = realloc(errs->msg, (errs->n + p->nr_errors) * sizeof(*errs->msg));
+
+	if (!bigger)
+		return -ENOMEM;
+	errs->msg = bigger;
+	for (size_t i = 0; i < p->nr_errors; i++) {
+		errs->msg[errs->n++] = p->errv[i].msg;
+		p->errv[i].msg = NULL;
+	}
+	return 0;
+}
+
+int np_config_parse(const char *name, const char *buf, size_t len, struct np_config *cfg,
+		    struct np_config_errors *errs)
+{
+	struct parser p = {.name = name ? name : "(config)", .buf = buf, .len = len};
+	int bad_line, err = 0;
+
+	np_config_init(&p.cfg);
+	bad_line = ini_parse_stream(read_line, &p, handle_key, &p);
+	if (bad_line == -2)
+		p.out_of_memory = true;
+	else if (bad_line > 0 && p.nr_errors == 0)
+		add_error(&p, (unsigned)bad_line, "cannot parse this line");
+	check_ordered_keys(&p);
+
+	if (p.out_of_memory)
+		err = -ENOMEM;
+	else if (p.nr_errors > 0)
+		err = hand_over_errors(&p, errs) < 0 ? -ENOMEM : -EINVAL;
+	for (size_t i = 0; i < p.nr_errors; i++)
+		free(p.errv[i].msg);
+	free(p.errv);
+	if (err) {
+		np_config_free(&p.cfg);
+		return err;
+	}
+	np_config_free(cfg);
+	*cfg = p.cfg;
+	return 0;
+}
+
+static int add_file_error(struct np_config_errors *errs, const char *path, int err)
+{
+	char **bigger = realloc(errs->msg, (errs->n + 1) * sizeof(*errs->msg));
+	const char *why = err == -EFBIG ? "file is larger than 1 MiB" : strerror(-err);
+
+	if (!bigger)
+		return -ENOMEM;
+	errs->msg = bigger;
+	if (asprintf(&errs->msg[errs->n], "%s: %s", path, why) < 0)
+		return -ENOMEM;
+	errs->n++;
+	return err;
+}
+
+int np_config_load(const char *path, struct np_config *cfg, struct np_config_errors *errs)
+{
+	char *buf;
+	size_t len;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return add_file_error(errs, path, -errno);
+	err = np_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len);
+	close(fd);
+	if (err < 0)
+		return add_file_error(errs, path, err);
+	err = np_config_parse(path, buf, len, cfg, errs);
+	free(buf);
+	return err;
+}
+
+static void write_words(FILE *out, char *const *words, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, " %s", words[i]);
+}
+
+int np_config_write(const struct np_config *cfg, FILE *out)
+{
+	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
+		const struct np_strv *sv;
+
+		fprintf(out, "%s =", k->name);
+		switch (k->kind) {
+		case KIND_U64:
+		case KIND_UNSIGNED:
+			fprintf(out, " %" PRIu64, int_value(cfg, k));
+			break;
+		case KIND_CHOICE:
+			fprintf(out, " %s", choice_name(k, choice_value(cfg, k)));
+			break;
+		case KIND_GLOBS:
+		case KIND_CGROUPS:
+			sv = cfield(cfg, k);
+			write_words(out, sv->v, sv->n);
+			break;
+		case KIND_PIDS:
+			for (size_t i = 0; i < cfg->nr_exclude_pid; i++)
+				fprintf(out, " %d", cfg->exclude_pid[i]);
+			break;
+		case KIND_LISTEN:
+			if (cfg->metrics_listen)
+				fprintf(out, " %s", cfg->metrics_listen);
+			break;
+		}
+		fputc('\n', out);
+	}
+	return ferror(out) ? -EIO : 0;
+}

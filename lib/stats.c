@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "stats.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <syslog.h>
+
+#define CACHE_LINE 64
+/* errno values above this (none the calls we make return) count as "other",
+ * slot 0. */
+#define ERRNO_SLOTS 160
+#define SMALL_FILE (64u << 10)
+
+static const char *const skip_names[] = {
+    [NP_SKIP_KTHREAD] = "kthread",	     [NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
+    [NP_SKIP_EXCLUDED] = "excluded",	     [NP_SKIP_TOO_YOUNG] = "too_young",
+    [NP_SKIP_SMALL_RSS] = "small_rss",	     [NP_SKIP_IDLE] = "idle",
+    [NP_SKIP_LOCAL_ENOUGH] = "local_enough", [NP_SKIP_NO_ROOM] = "no_room",
+    [NP_SKIP_HYSTERESIS] = "hysteresis",     [NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
+    [NP_SKIP_BACKOFF] = "backoff",	     [NP_SKIP_RATE_LIMIT] = "rate_limit",
+    [NP_SKIP_VANISHED] = "vanished",	     [NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
+    [NP_SKIP_USER_POLICY] = "user_policy",
+};
+_Static_assert(sizeof(skip_names) / sizeof(skip_names[0]) == NP_SKIP_NR,
+	       "every skip reason needs a name");
+
+static const char *const call_names[] = {
+    [NP_CALL_MOVE_PAGES] = "move_pages",
+    [NP_CALL_MIGRATE_PAGES] = "migrate_pages",
+    [NP_CALL_AFFINITY] = "affinity",
+    [NP_CALL_READ] = "read",
+};
+_Static_assert(sizeof(call_names) / sizeof(call_names[0]) == NP_CALL_NR,
+	       "every action needs a name");
+
+/* Bumped once per page batch or per task: kept together, on lines of their
+ * own. */
+struct stats_hot {
+	uint64_t pages_queried;
+	uint64_t migrate_calls[NP_CALL_NR];
+	uint64_t migrate_call_ns[NP_CALL_NR];
+	uint64_t affinity_threads;
+	uint64_t scans;
+	uint64_t numa_maps_bytes;
+	uint64_t skips[NP_SKIP_NR];
+	uint64_t page_failures[ERRNO_SLOTS];
+	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
+};
+
+struct migrated_cell {
+	uint64_t pages, bytes;
+};
+
+struct np_stats {
+	/* Read-mostly: set up once, numastat refreshed when metrics are asked
+	 * for. */
+	unsigned nr_nodes;
+	int *node_ids;
+	struct np_numastat *numastat;
+	bool *numastat_valid;
+	/* (nr_nodes + 1)^2 cells, source-major; the last row and column are
+	 * nodes the topology did not know. Its own aligned allocation. */
+	struct migrated_cell *migrated;
+
+	_Alignas(CACHE_LINE) struct stats_hot hot;
+};
+
+const char *np_skip_reason_name(enum np_skip_reason reason)
+{
+	if ((unsigned)reason >= NP_SKIP_NR)
+		return "unknown";
+	return skip_names[reason];
+}
+
+const char *np_stat_call_name(enum np_stat_call action)
+{
+	if ((unsigned)action >= NP_CALL_NR)
+		return "unknown";
+	return call_names[action];
+}
+
+static void *zalloc_aligned(size_t size)
+{
+	size_t rounded = (size + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+	void *p = aligned_alloc(CACHE_LINE, rounded);
+
+	if (p)
+		memset(p, 0, rounded);
+	return p;
+}
+
+int np_stats_new(const struct np_topology *topo, struct np_stats **out)
+{
+	struct np_stats *stats = zalloc_aligned(sizeof(*stats));
+	unsigned n = topo ? topo->nr_nodes : 0;
+
+	if (!stats)
+		return -ENOMEM;
+	stats->nr_nodes = n;
+	stats->node_ids = calloc(n ? n : 1, sizeof(*stats->node_ids));
+	stats->numastat = calloc(n ? n : 1, sizeof(*stats->numastat));
+	stats->numastat_valid = calloc(n ? n : 1, sizeof(*stats->numastat_valid));
+	stats->migrated = zalloc_aligned((size_t)(n + 1) * (n + 1) * sizeof(*stats->migrated));
+	if (!stats->node_ids || !stats->numastat || !stats->numastat_valid || !stats->migrated) {
+		np_stats_free(stats);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++)
+		stats->node_ids[i] = topo->nodes[i].id;
+	*out = stats;
+	return 0;
+}
+
+void np_stats_free(struct np_stats *stats)
+{
+	if (!stats)
+		return;
+	free(stats->node_ids);
+	free(stats->numastat);
+	free(stats->numastat_valid);
+	free(stats->migrated);
+	free(stats);
+}
+
+/* Index of node @id, or nr_nodes for "other". */
+static unsigned node_slot(const struct np_stats *stats, int id)
+{
+	for (unsigned i = 0; i < stats->nr_nodes; i++)
+		if (stats->node_ids[i] == id)
+			return i;
+	return stats->nr_nodes;
+}
+
+static struct migrated_cell *cell(const struct np_stats *stats, unsigned src, unsigned dst)
+{
+	return &stats->migrated[src * (stats->nr_nodes + 1) + dst];
+}
+
+static unsigned errno_slot(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err > 0 && err < ERRNO_SLOTS ? (unsigned)err : 0;
+}
+
+void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages, uint64_t bytes)
+{
+	struct migrated_cell *c = cell(stats, node_slot(stats, src), node_slot(stats, dst));
+
+	c->pages += pages;
+	c->bytes += bytes;
+}
+
+void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages)
+{
+	stats->hot.page_failures[errno_slot(err)] += pages;
+}
+
+void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err)
+{
+	if ((unsigned)action < NP_CALL_NR)
+		stats->hot.failures[action][errno_slot(err)]++;
+}
+
+void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
+			       uint64_t elapsed_ns)
+{
+	if ((unsigned)action >= NP_CALL_NR)
+		return;
+	stats->hot.migrate_calls[action]++;
+	stats->hot.migrate_call_ns[action] += elapsed_ns;
+}
+
+void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages)
+{
+	stats->hot.pages_queried += pages;
+}
+
+void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads)
+{
+	stats->hot.affinity_threads += threads;
+}
+
+void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes)
+{
+	stats->hot.scans++;
+	stats->hot.numa_maps_bytes += numa_maps_bytes;
+}
+
+void np_stats_add_skip(struct np_stats *stats, enum np_skip_reason reason)
+{
+	if ((unsigned)reason < NP_SKIP_NR)
+		stats->hot.skips[reason]++;
+}
+
+uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst)
+{
+	return cell(stats, node_slot(stats, src), node_slot(stats, dst))->bytes;
+}
+
+uint64_t np_stats_page_failures(const struct np_stats *stats, int err)
+{
+	return stats->hot.page_failures[errno_slot(err)];
+}
+
+uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err)
+{
+	if ((unsigned)action >= NP_CALL_NR)
+		return 0;
+	return stats->hot.failures[action][errno_slot(err)];
+}
+
+uint64_t np_stats_skips(const struct np_stats *stats, enum np_skip_reason reason)
+{
+	return (unsigned)reason < NP_SKIP_NR ? stats->hot.skips[reason] : 0;
+}
+
+uint64_t np_stats_scans(const struct np_stats *stats)
+{
+	return stats->hot.scans;
+}
+
+static const struct {
+	const char *key;
+	size_t offset;
+	const char *help;
+} numastat_keys[] = {
+    {"numa_hit", offsetof(struct np_numastat, numa_hit),
+     "Pages allocated on this node as intended."},
+    {"numa_miss", offsetof(struct np_numastat, numa_miss),
+     "Pages allocated on this node though another was preferred."},
+    {"numa_foreign", offsetof(struct np_numastat, numa_foreign),
+     "Pages meant for this node but allocated elsewhere."},
+    {"interleave_hit", offsetof(struct np_numastat, interleave_hit),
+     "Interleaved pages allocated on this node as intended."},
+    {"local_node", offsetof(struct np_numastat, local_node),
+     "Pages allocated on this node by a task running on it."},
+    {"other_node", offsetof(struct np_numastat, other_node),
+     "Pages allocated on this node by a task running on another node."},
+};
+#define NR_NUMASTAT_KEYS (sizeof(numastat_keys) / sizeof(numastat_keys[0]))
+
+int np_numastat_parse(const char *buf, size_t len, struct np_numastat *out, unsigned *err_line)
+{
+	struct np_numastat st = {0};
+	const char *p = buf, *end = buf + len;
+	unsigned line = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *sp, *q;
+		size_t key_len;
+		uint64_t v = 0;
+
+		if (!eol)
+			eol = end;
+		line++;
+		sp = memchr(p, ' ', (size_t)(eol - p));
+		if (!sp || sp == p || sp + 1 == eol)
+			goto bad;
+		key_len = (size_t)(sp - p);
+		for (q = sp + 1; q < eol; q++) {
+			if (*q < '0' || *q > '9' || v > (UINT64_MAX - 9) / 10)
+				goto bad;
+			v = v * 10 + (uint64_t)(*q - '0');
+		}
+		for (size_t i = 0; i < NR_NUMASTAT_KEYS; i++)
+			if (strlen(numastat_keys[i].key) == key_len &&
+			    memcmp(numastat_keys[i].key, p, key_len) == 0)
+				*(uint64_t *)((char *)&st + numastat_keys[i].offset) = v;
+		p = eol + 1;
+	}
+	*out = st;
+	return 0;
+bad:
+	if (err_line)
+		*err_line = line;
+	return -EINVAL;
+}
+
+int np_numastat_read(struct np_ctx *ctx, int node, struct np_numastat *out)
+{
+	char path[64], *buf;
+	size_t len;
+	unsigned line = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "sys/devices/system/node/node%d/numastat", node);
+	err = np_ctx_read_file(ctx, path, SMALL_FILE, &buf, &len);
+	if (err)
+		return err;
+	err = np_numastat_parse(buf, len, out, &line);
+	if (err) {
+		const char *start = buf;
+
+		for (unsigned i = 1; i < line; i++) {
+			const char *nl = strchr(start, '\n');
+
+			if (!nl)
+				break;
+			start = nl + 1;
+		}
+		np_log(ctx, LOG_ERR, "%s/%s:%u: expected \"name count\": \"%.*s\"",
+		       np_ctx_root(ctx), path, line, (int)strcspn(start, "\n"), start);
+	}
+	free(buf);
+	return err;
+}
+
+int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx)
+{
+	for (unsigned i = 0; i < stats->nr_nodes; i++) {
+		int err = np_numastat_read(ctx, stats->node_ids[i], &stats->numastat[i]);
+
+		if (err)
+			return err;
+		stats->numastat_valid[i] = true;
+	}
+	return 0;
+}
+
+static void node_label(const struct np_stats *stats, unsigned slot, char *buf, size_t size)
+{
+	if (slot < stats->nr_nodes)
+		snprintf(buf, size, "%d", stats->node_ids[slot]);
+	else
+		snprintf(buf, size, "other");
+}
+
+static const char *errno_label(unsigned slot, char *buf, size_t size)
+{
+	const char *name = slot ? strerrorname_np((int)slot) : NULL;
+
+	if (!slot)
+		return "other";
+	if (name)
+		return name;
+	snprintf(buf, size, "%u", slot);
+	return buf;
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP numaplaced_%s %s\n# TYPE numaplaced_%s %s\n", name, help, name, type);
+}
+
+static double seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void write_migrated(const struct np_stats *stats, FILE *out, bool bytes)
+{
+	unsigned n = stats->nr_nodes + 1;
+
+	if (bytes)
+		family(out, "migrated_bytes_total", "counter",
+		       "Bytes of memory moved, by source and destination node.");
+	else
+		family(out, "migrated_pages_total", "counter",
+		       "Pages moved, by source and destination node.");
+	for (unsigned s = 0; s < n; s++)
+		for (unsigned d = 0; d < n; d++) {
+			const struct migrated_cell *c = cell(stats, s, d);
+			char src[16], dst[16];
+
+			/* Every real pair is listed, zero or not, so rates work
+			 * from the first scrape; "other" only once used. */
+			if (s == d || ((s == n - 1 || d == n - 1) && !c->pages))
+				continue;
+			node_label(stats, s, src, sizeof(src));
+			node_label(stats, d, dst, sizeof(dst));
+			fprintf(out, "numaplaced_%s{src=\"%s\",dst=\"%s\"} %" PRIu64 "\n",
+				bytes ? "migrated_bytes_total" : "migrated_pages_total", src, dst,
+				bytes ? c->bytes : c->pages);
+		}
+}
+
+int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
+{
+	const struct stats_hot *h = &stats->hot;
+	struct rusage ru;
+	char tmp[16];
+
+	write_migrated(stats, out, true);
+	write_migrated(stats, out, false);
+
+	family(out, "page_failures_total", "counter",
+	       "Pages move_pages left in place, by the per-page error.");
+	for (unsigned e = 0; e < ERRNO_SLOTS; e++)
+		if (h->page_failures[e])
+			fprintf(out, "numaplaced_page_failures_total{errno=\"%s\"} %" PRIu64 "\n",
+				errno_label(e, tmp, sizeof(tmp)), h->page_failures[e]);
+
+	family(out, "failures_total", "counter", "Failed calls, by kind and error.");
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
+		for (unsigned e = 0; e < ERRNO_SLOTS; e++)
+			if (h->failures[a][e])
+				fprintf(out,
+					"numaplaced_failures_total{action=\"%s\",errno=\"%s\"} "
+					"%" PRIu64 "\n",
+					call_names[a], errno_label(e, tmp, sizeof(tmp)),
+					h->failures[a][e]);
+
+	family(out, "migrate_calls_total", "counter",
+	       "Completed move_pages and migrate_pages calls that moved memory.");
+	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
+		fprintf(out, "numaplaced_migrate_calls_total{call=\"%s\"} %" PRIu64 "\n",
+			call_names[a], h->migrate_calls[a]);
+	family(out, "migrate_call_seconds_total", "counter",
+	       "Time spent inside move_pages and migrate_pages calls.");
+	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
+		fprintf(out, "numaplaced_migrate_call_seconds_total{call=\"%s\"} %.6f\n",
+			call_names[a], (double)h->migrate_call_ns[a] / 1e9);
+
+	family(out, "pages_queried_total", "counter",
+	       "Pages whose node was looked up before moving.");
+	fprintf(out, "numaplaced_pages_queried_total %" PRIu64 "\n", h->pages_queried);
+	family(out, "affinity_threads_total", "counter",
+	       "Threads whose CPU affinity was narrowed.");
+	fprintf(out, "numaplaced_affinity_threads_total %" PRIu64 "\n", h->affinity_threads);
+	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
+	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
+	family(out, "numa_maps_read_bytes_total", "counter", "Bytes of numa_maps read.");
+	fprintf(out, "numaplaced_numa_maps_read_bytes_total %" PRIu64 "\n", h->numa_maps_bytes);
+
+	family(out, "skips_total", "counter", "Tasks or actions passed over, by reason.");
+	for (unsigned r = 0; r < NP_SKIP_NR; r++)
+		fprintf(out, "numaplaced_skips_total{reason=\"%s\"} %" PRIu64 "\n", skip_names[r],
+			h->skips[r]);
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		family(out, "cpu_seconds_total", "counter", "CPU time the daemon itself used.");
+		fprintf(out, "numaplaced_cpu_seconds_total{mode=\"user\"} %.6f\n",
+			seconds(ru.ru_utime));
+		fprintf(out, "numaplaced_cpu_seconds_total{mode=\"system\"} %.6f\n",
+			seconds(ru.ru_stime));
+	}
+
+	for (size_t k = 0; k < NR_NUMASTAT_KEYS; k++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "node_%s_pages_total", numastat_keys[k].key);
+		family(out, name, "counter", numastat_keys[k].help);
+		for (unsigned i = 0; i < stats->nr_nodes; i++) {
+			if (!stats->numastat_valid[i])
+				continue;
+			fprintf(out, "numaplaced_%s{node=\"%d\"} %" PRIu64 "\n", name,
+				stats->node_ids[i],
+				*(const uint64_t *)((const char *)&stats->numastat[i] +
+						    numastat_keys[k].offset));
+		}
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int np_stats_format_prometheus(const struct np_stats *stats, char **buf, size_t *len)
+{
+	FILE *out = open_memstream(buf, len);
+	int err;
+
+	if (!out)
+		return -errno;
+	err = np_stats_write_prometheus(stats, out);
+	if (fclose(out) != 0 && !err)
+		err = -EIO;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+int np_stats_write_summary(const struct np_stats *stats, FILE *out)
+{
+	const struct stats_hot *h = &stats->hot;
+	unsigned n = stats->nr_nodes + 1;
+	uint64_t total = 0, failed = 0, skipped = 0;
+	struct rusage ru;
+	char tmp[16];
+
+	for (unsigned s = 0; s < n; s++)
+		for (unsigned d = 0; d < n; d++)
+			total += cell(stats, s, d)->bytes;
+	fprintf(out,
+		"migrated %.1f MiB in %" PRIu64 " move_pages and %" PRIu64 " migrate_pages calls",
+		mib(total), h->migrate_calls[NP_CALL_MOVE_PAGES],
+		h->migrate_calls[NP_CALL_MIGRATE_PAGES]);
+	for (unsigned s = 0; s < n; s++)
+		for (unsigned d = 0; d < n; d++) {
+			const struct migrated_cell *c = cell(stats, s, d);
+			char src[16], dst[16];
+
+			if (!c->bytes)
+				continue;
+			node_label(stats, s, src, sizeof(src));
+			node_label(stats, d, dst, sizeof(dst));
+			fprintf(out, ", %s->%s %.1f MiB", src, dst, mib(c->bytes));
+		}
+	fputc('\n', out);
+
+	for (unsigned e = 0; e < ERRNO_SLOTS; e++)
+		failed += h->page_failures[e];
+	fprintf(out, "pages left in place: %" PRIu64, failed);
+	for (unsigned e = 0; e < ERRNO_SLOTS; e++)
+		if (h->page_failures[e])
+			fprintf(out, ", %s %" PRIu64, errno_label(e, tmp, sizeof(tmp)),
+				h->page_failures[e]);
+	fputc('\n', out);
+
+	fprintf(out, "failed calls:");
+	failed = 0;
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
+		for (unsigned e = 0; e < ERRNO_SLOTS; e++)
+			if (h->failures[a][e]) {
+				fprintf(out, " %s %s %" PRIu64 ";", call_names[a],
+					errno_label(e, tmp, sizeof(tmp)), h->failures[a][e]);
+				failed++;
+			}
+	fprintf(out, "%s\n", failed ? "" : " none");
+
+	fprintf(out, "scans %" PRIu64 " (%.1f MiB of numa_maps), threads narrowed %" PRIu64 "\n",
+		h->scans, mib(h->numa_maps_bytes), h->affinity_threads);
+	fprintf(out, "skipped:");
+	for (unsigned r = 0; r < NP_SKIP_NR; r++)
+		if (h->skips[r]) {
+			fprintf(out, " %s %" PRIu64 ";", skip_names[r], h->skips[r]);
+			skipped++;
+		}
+	fprintf(out, "%s\n", skipped ? "" : " none");
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(out, "own CPU time %.2f s user, %.2f s system\n", seconds(ru.ru_utime),
+			seconds(ru.ru_stime));
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "context.h"
+#include "topology.h"
+
+/*
+ * The daemon's counters: what it scanned, skipped, moved and failed at, and
+ * the kernel's own per-node allocation counters. One structure, written by
+ * the single event loop; the counters bumped once per page batch live in their
+ * own cache lines, away from the fields that are only read.
+ */
+
+/* Why a task or an action was passed over. The scheduler and the policy
+ * count into this; add new reasons before NP_SKIP_NR and give each a name in
+ * stats.c (a static assertion there keeps the two in step). */
+enum np_skip_reason {
+	NP_SKIP_KTHREAD,	  /* kernel thread */
+	NP_SKIP_NO_SETAFFINITY,	  /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
+	NP_SKIP_EXCLUDED,	  /* excluded by comm, cgroup or pid in the config */
+	NP_SKIP_TOO_YOUNG,	  /* younger than scan_delay_ms */
+	NP_SKIP_SMALL_RSS,	  /* below min_rss_mb */
+	NP_SKIP_IDLE,		  /* below min_cpu_percent */
+	NP_SKIP_LOCAL_ENOUGH,	  /* already at locality_target_percent */
+	NP_SKIP_NO_ROOM,	  /* no node with the headroom to take it */
+	NP_SKIP_HYSTERESIS,	  /* would flip a recent decision back */
+	NP_SKIP_KERNEL_BALANCING, /* kernel NUMA balancing is on and we defer to it */
+	NP_SKIP_BACKOFF,	  /* earlier actions on it failed; waiting */
+	NP_SKIP_RATE_LIMIT,	  /* the global migration rate is used up */
+	NP_SKIP_VANISHED,	  /* exited or its pid was reused before we acted */
+	NP_SKIP_AFFINITY_EMPTY,	  /* a thread's mask has no CPU on the target node */
+	NP_SKIP_USER_POLICY,	  /* memory bound by the task's own mempolicy */
+	NP_SKIP_NR
+};
+
+/* The name used as a Prometheus label value ("too_young"). */
+const char *np_skip_reason_name(enum np_skip_reason reason);
+
+/* Which kind of call failed. */
+enum np_stat_call {
+	NP_CALL_MOVE_PAGES,	 /* a move_pages batch or status query as a whole */
+	NP_CALL_MIGRATE_PAGES, /* a whole-task migrate_pages */
+	NP_CALL_AFFINITY,	 /* sched_getaffinity/sched_setaffinity on a thread */
+	NP_CALL_READ,		 /* reading numa_maps, maps or task files */
+	NP_CALL_NR
+};
+
+const char *np_stat_call_name(enum np_stat_call action);
+
+/* /sys/devices/system/node/nodeN/numastat: pages allocated per node. */
+struct np_numastat {
+	uint64_t numa_hit, numa_miss, numa_foreign, interleave_hit, local_node, other_node;
+};
+
+/* Parse a numastat file of @len bytes (pure). Unknown keys are ignored, as
+ * newer kernels may add some. Returns 0, or -EINVAL with the 1-based line in
+ * *err_line (when not NULL). */
+int np_numastat_parse(const char *buf, size_t len, struct np_numastat *out, unsigned *err_line);
+
+/* Read node @node's numastat under the context's root; a malformed file is
+ * logged with its path, line and content. Returns 0 or -errno. */
+int np_numastat_read(struct np_ctx *ctx, int node, struct np_numastat *out);
+
+struct np_stats;
+
+/* Counters for the nodes of @topo (the migration matrix is nodes x nodes).
+ * Returns 0 or -ENOMEM. */
+int np_stats_new(const struct np_topology *topo, struct np_stats **out);
+void np_stats_free(struct np_stats *stats);
+
+/* @pages pages of @bytes in total moved from node @src to node @dst. Nodes
+ * unknown to the topology are counted as "other". */
+void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages,
+			   uint64_t bytes);
+
+/* @pages pages whose move_pages status was -@err (a positive errno is
+ * accepted too). */
+void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages);
+
+/* One failed call of kind @action with error -@err. */
+void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err);
+
+/* One move_pages/migrate_pages call that completed (whatever the pages'
+ * status), and its duration. */
+void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
+			       uint64_t elapsed_ns);
+
+/* Pages whose node was queried (move_pages with no target nodes). */
+void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages);
+
+/* Threads whose CPU affinity was narrowed. */
+void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads);
+
+/* One numa_maps read of @bytes. */
+void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
+
+void np_stats_add_skip(struct np_stats *stats, enum np_skip_reason reason);
+
+/* Read every node's numastat through @ctx into the stats. Returns 0 or the
+ * first -errno; the nodes read before an error keep their new values. */
+int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);
+
+/* Counter read-back, for tests and the summary. Unknown nodes give 0. */
+uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst);
+uint64_t np_stats_page_failures(const struct np_stats *stats, int err);
+uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err);
+uint64_t np_stats_skips(const struct np_stats *stats, enum np_skip_reason reason);
+uint64_t np_stats_scans(const struct np_stats *stats);
+
+/* Write every counter in the Prometheus text exposition format (version
+ * 0.0.4): metric names start with numaplaced_, each family has # HELP and
+ * # TYPE lines. The daemon's own CPU time comes from getrusage(2) at the time
+ * of the call. Returns 0 or -EIO. */
+int np_stats_write_prometheus(const struct np_stats *stats, FILE *out);
+
+/* The same into a malloc'd NUL-terminated buffer. Returns 0 or -errno. */
+int np_stats_format_prometheus(const struct np_stats *stats, char **buf, size_t *len);
+
+/* A few human-readable lines (for SIGUSR1). Returns 0 or -EIO. */
+int np_stats_write_summary(const struct np_stats *stats, FILE *out);

@@ -1,0 +1,977 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "task.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <libproc2/pids.h>
+#include <libproc2/stat.h>
+
+/* Far above any real stat (~400 bytes), status (~1.5 KiB) or cgroup file. */
+#define SMALL_FILE (256u * 1024)
+/* The last stat field the daemon needs (processor). */
+#define STAT_LAST_FIELD 39
+
+/* ---- pure parsers ---- */
+
+/* A decimal integer filling [s, s + len) exactly; an optional '-' gives a
+ * negative value, kept in *neg and the magnitude in *v. */
+static int parse_decimal(const char *s, size_t len, bool *neg, uint64_t *v)
+{
+	uint64_t val = 0;
+	size_t i = 0;
+
+	*neg = len > 0 && s[0] == '-';
+	if (*neg)
+		i++;
+	if (i == len)
+		return -EINVAL;
+	for (; i < len; i++) {
+		unsigned digit = (unsigned)(s[i] - '0');
+
+		if (digit > 9 || val > (UINT64_MAX - digit) / 10)
+			return -EINVAL;
+		val = val * 10 + digit;
+	}
+	if (*neg && val > (uint64_t)INT64_MAX + 1)
+		return -EINVAL;
+	*v = val;
+	return 0;
+}
+
+static int parse_unsigned(const char *s, size_t len, uint64_t max, uint64_t *v)
+{
+	bool neg;
+
+	if (parse_decimal(s, len, &neg, v) || neg || *v > max)
+		return -EINVAL;
+	return 0;
+}
+
+/* Store field @field of a stat line (already known to be an integer, except
+ * the state) into @out. */
+static int stat_store(struct np_stat *out, unsigned field, const char *tok, size_t len)
+{
+	uint64_t v;
+	bool neg;
+
+	if (field == 3) {
+		if (len != 1 || tok[0] <= ' ' || tok[0] > '~')
+			return -EINVAL;
+		out->state = tok[0];
+		return 0;
+	}
+	switch (field) {
+	case 4:
+		if (parse_unsigned(tok, len, INT_MAX, &v))
+			return -EINVAL;
+		out->ppid = (int)v;
+		return 0;
+	case 9:
+		if (parse_unsigned(tok, len, ULONG_MAX, &v))
+			return -EINVAL;
+		out->flags = (unsigned long)v;
+		return 0;
+	case 14:
+		return parse_unsigned(tok, len, UINT64_MAX, &out->utime);
+	case 15:
+		return parse_unsigned(tok, len, UINT64_MAX, &out->stime);
+	case 20:
+		if (parse_unsigned(tok, len, LONG_MAX, &v))
+			return -EINVAL;
+		out->nr_threads = (long)v;
+		return 0;
+	case 22:
+		return parse_unsigned(tok, len, UINT64_MAX, &out->start_ticks);
+	case 24:
+		return parse_unsigned(tok, len, UINT64_MAX, &out->rss_pages);
+	case 39:
+		if (parse_unsigned(tok, len, INT_MAX, &v))
+			return -EINVAL;
+		out->processor = (int)v;
+		return 0;
+	default:
+		/* Not kept, but a field that is no number means this is not a
+		 * stat line at all. */
+		return parse_decimal(tok, len, &neg, &v);
+	}
+}
+
+int np_stat_parse(const char *buf, size_t len, struct np_stat *out)
+{
+	const char *end = buf + len, *open, *close, *p;
+	uint64_t pid;
+	size_t comm_len;
+
+	memset(out, 0, sizeof(*out));
+	out->bad_field = 1;
+	if (len == 0)
+		return -EINVAL; /* and buf may be NULL */
+	open = memchr(buf, '(', len);
+	if (!open || open - buf < 2 || open[-1] != ' ' ||
+	    parse_unsigned(buf, (size_t)(open - buf - 1), INT_MAX, &pid) || pid == 0)
+		return -EINVAL;
+	out->pid = (int)pid;
+	/* The comm is whatever the task chose (prctl(PR_SET_NAME) takes any
+	 * bytes but NUL), ')' and newlines included; only the last ')' is
+	 * sure to be the kernel's. */
+	out->bad_field = 2;
+	close = memrchr(open + 1, ')', (size_t)(end - open - 1));
+	if (!close)
+		return -EINVAL;
+	comm_len = (size_t)(close - open - 1);
+	if (comm_len >= NP_COMM_MAX)
+		comm_len = NP_COMM_MAX - 1;
+	memcpy(out->comm, open + 1, comm_len);
+	out->comm[comm_len] = '\0';
+
+	p = close + 1;
+	for (unsigned field = 3; field <= STAT_LAST_FIELD; field++) {
+		const char *tok;
+
+		out->bad_field = field;
+		if (p >= end || *p != ' ')
+			return -EINVAL;
+		tok = ++p;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+		if (stat_store(out, field, tok, (size_t)(p - tok)))
+			return -EINVAL;
+	}
+	out->bad_field = 0;
+	return 0;
+}
+
+/* "  1234 kB" */
+static int parse_kb(const char *s, size_t len, uint64_t *bytes)
+{
+	const char *end = s + len, *digits;
+	uint64_t kb;
+
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	digits = s;
+	while (s < end && *s >= '0' && *s <= '9')
+		s++;
+	if (end - s != 3 || memcmp(s, " kB", 3) != 0 ||
+	    parse_unsigned(digits, (size_t)(s - digits), UINT64_MAX / 1024, &kb))
+		return -EINVAL;
+	*bytes = kb * 1024;
+	return 0;
+}
+
+static int status_store(struct np_status *out, const char *key, size_t key_len, const char *val,
+			size_t val_len)
+{
+	uint64_t v;
+
+#define KEY_IS(name) (key_len == sizeof(name) - 1 && memcmp(key, name, key_len) == 0)
+	if (KEY_IS("VmRSS"))
+		return parse_kb(val, val_len, &out->vm_rss_bytes);
+	while (val_len && (*val == ' ' || *val == '\t')) {
+		val++;
+		val_len--;
+	}
+	if (KEY_IS("Threads")) {
+		if (parse_unsigned(val, val_len, INT_MAX, &v))
+			return -EINVAL;
+		out->threads = (int)v;
+	} else if (KEY_IS("Cpus_allowed_list")) {
+		if (np_bitmap_parse_list(&out->cpus_allowed, val, val_len))
+			return -EINVAL;
+		out->has_cpus_allowed = true;
+	} else if (KEY_IS("Mems_allowed_list")) {
+		if (np_bitmap_parse_list(&out->mems_allowed, val, val_len))
+			return -EINVAL;
+		out->has_mems_allowed = true;
+	}
+#undef KEY_IS
+	return 0;
+}
+
+int np_status_parse(const char *buf, size_t len, struct np_status *out)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned lineno = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+		const char *colon = memchr(p, ':', (size_t)(line_end - p));
+
+		lineno++;
+		if (colon && status_store(out, p, (size_t)(colon - p), colon + 1,
+					  (size_t)(line_end - colon - 1))) {
+			out->bad_line = lineno;
+			return -EINVAL;
+		}
+		p = line_end + 1;
+	}
+	return 0;
+}
+
+/* "cpu3 4705 356 584 3699 23 23 0 0 0 0": user nice system idle iowait irq
+ * softirq steal guest guest_nice. Guest time is already inside user and
+ * nice, so it is not added again. */
+static int cpu_line_parse(const char *p, const char *end, struct np_cpu_ticks *out)
+{
+	uint64_t v[8] = {0};
+	unsigned n = 0;
+	const char *tok;
+
+	tok = p;
+	while (p < end && *p != ' ')
+		p++;
+	if (parse_unsigned(tok, (size_t)(p - tok), INT_MAX, &v[0]))
+		return -EINVAL;
+	out->cpu = (int)v[0];
+	v[0] = 0;
+	while (p < end && n < 8) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p == end)
+			break;
+		tok = p;
+		while (p < end && *p != ' ')
+			p++;
+		if (parse_unsigned(tok, (size_t)(p - tok), UINT64_MAX / 16, &v[n++]))
+			return -EINVAL;
+	}
+	if (n < 4)
+		return -EINVAL;
+	out->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	out->total = out->busy + v[3] + v[4];
+	return 0;
+}
+
+int np_cpu_ticks_parse(const char *buf, size_t len, struct np_cpu_ticks **out, unsigned *nr,
+		       unsigned *bad_line)
+{
+	const char *p = buf, *end = buf + len;
+	struct np_cpu_ticks *cpus = NULL;
+	unsigned n = 0, cap = 0, lineno = 0;
+
+	*bad_line = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+
+		lineno++;
+		if (line_end - p > 3 && memcmp(p, "cpu", 3) == 0 && p[3] != ' ') {
+			if (n == cap) {
+				struct np_cpu_ticks *bigger;
+
+				cap = cap ? cap * 2 : 64;
+				bigger = realloc(cpus, cap * sizeof(*cpus));
+				if (!bigger) {
+					free(cpus);
+					return -ENOMEM;
+				}
+				cpus = bigger;
+			}
+			if (cpu_line_parse(p + 3, line_end, &cpus[n])) {
+				free(cpus);
+				*bad_line = lineno;
+				return -EINVAL;
+			}
+			n++;
+		}
+		p = line_end + 1;
+	}
+	*out = cpus;
+	*nr = n;
+	return 0;
+}
+
+/* "384.05 643.69": seconds since boot, with any number of decimals. */
+static int uptime_parse(const char *buf, size_t len, uint64_t *ms)
+{
+	const char *p = buf, *end = buf + len, *digits = buf;
+	uint64_t secs, frac = 0, scale = 1000;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		p++;
+	if (parse_unsigned(digits, (size_t)(p - digits), UINT64_MAX / 1000 - 1, &secs))
+		return -EINVAL;
+	if (p < end && *p == '.') {
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	}
+	if (p < end && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	*ms = secs * 1000 + frac;
+	return 0;
+}
+
+/* ---- reading one task ---- */
+
+/* The root for messages: "" for the live machine, so paths read /proc/... */
+static const char *root_prefix(const struct np_ctx *ctx)
+{
+	return np_ctx_is_live(ctx) ? "" : np_ctx_root(ctx);
+}
+
+/* Line @lineno (1-based) of @buf for a message, up to its newline. */
+static const char *nth_line(const char *buf, size_t len, unsigned lineno, int *line_len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+
+	for (unsigned i = 1; i < lineno && (nl = memchr(p, '\n', (size_t)(end - p))); i++)
+		p = nl + 1;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	*line_len = (int)((nl ? nl : end) - p);
+	return p;
+}
+
+/* Read @name under the directory @dirfd; a zero-byte read means the task
+ * is a zombie being reaped or gone, so it reads as vanished (-ESRCH). */
+static int read_at(int dirfd, const char *name, char **buf, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = np_read_fd(fd, SMALL_FILE, buf, len);
+	close(fd);
+	if (!err && *len == 0) {
+		free(*buf);
+		return -ESRCH;
+	}
+	return err;
+}
+
+/* Read and parse "stat" under @dirfd. -ESRCH for a vanished task, -EINVAL
+ * (logged, naming @what) for a malformed line. */
+static int read_stat_at(struct np_ctx *ctx, int dirfd, const char *what, struct np_stat *st)
+{
+	char *buf;
+	size_t len;
+	int err = read_at(dirfd, "stat", &buf, &len);
+
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	err = np_stat_parse(buf, len, st);
+	if (err) {
+		int line_len;
+		const char *line = nth_line(buf, len, 1, &line_len);
+
+		np_log(ctx, LOG_ERR, "%s/%s/stat: field %u is bad or missing: \"%.*s\"",
+		       root_prefix(ctx), what, st->bad_field, line_len, line);
+	}
+	free(buf);
+	return err;
+}
+
+static int open_task_dir(struct np_ctx *ctx, int pid, char *what, size_t what_size)
+{
+	int fd;
+
+	snprintf(what, what_size, "proc/%d", pid);
+	fd = np_ctx_open(ctx, what, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 && np_is_vanished_error(fd))
+		return -ESRCH;
+	return fd;
+}
+
+int np_task_verify(struct np_ctx *ctx, const struct np_task *task)
+{
+	char what[32];
+	struct np_stat st;
+	int dirfd = open_task_dir(ctx, task->pid, what, sizeof(what));
+	int err;
+
+	if (dirfd < 0)
+		return dirfd;
+	err = read_stat_at(ctx, dirfd, what, &st);
+	close(dirfd);
+	if (err)
+		return err;
+	return st.pid == task->pid && st.start_ticks == task->start_ticks ? 0 : -ESRCH;
+}
+
+static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
+{
+	struct np_status *status;
+	char *buf;
+	size_t len;
+	int err = read_at(dirfd, "status", &buf, &len);
+
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	status = malloc(sizeof(*status));
+	if (!status) {
+		free(buf);
+		return -ENOMEM;
+	}
+	err = np_status_parse(buf, len, status);
+	if (err) {
+		int line_len;
+		const char *line = nth_line(buf, len, status->bad_line, &line_len);
+
+		np_log(ctx, LOG_ERR, "%s/%s/status:%u: bad value: \"%.*s\"", root_prefix(ctx), what,
+		       status->bad_line, line_len, line);
+	} else {
+		task->cpus_allowed = status->cpus_allowed;
+		task->mems_allowed = status->mems_allowed;
+		task->rss_bytes = status->vm_rss_bytes;
+	}
+	free(status);
+	free(buf);
+	return err;
+}
+
+/* The unified hierarchy's "0::/path" line; none on a v1-only system. */
+static int cgroup_read(int dirfd, struct np_task *task)
+{
+	char *buf, *line, *save = NULL;
+	size_t len;
+	int err = read_at(dirfd, "cgroup", &buf, &len);
+
+	if (err == -ENOENT && faccessat(dirfd, "stat", R_OK, 0) == 0)
+		return 0; /* a kernel without cgroups */
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			task->cgroup = strdup(line + 3);
+			if (!task->cgroup)
+				err = -ENOMEM;
+			break;
+		}
+	}
+	free(buf);
+	return err;
+}
+
+static int compare_threads(const void *a, const void *b)
+{
+	const struct np_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Each thread's last CPU; threads that exit meanwhile are skipped. */
+static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
+{
+	int taskfd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unsigned cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	if (taskfd < 0)
+		return np_is_vanished_error(-errno) ? -ESRCH : -errno;
+	dir = fdopendir(taskfd);
+	if (!dir) {
+		close(taskfd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		char tid_what[320];
+		struct np_stat st;
+		int tidfd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		tidfd = openat(taskfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (tidfd < 0)
+			continue; /* exited meanwhile */
+		snprintf(tid_what, sizeof(tid_what), "%s/task/%s", what, de->d_name);
+		err = read_stat_at(ctx, tidfd, tid_what, &st);
+		close(tidfd);
+		if (err == -ESRCH) {
+			err = 0;
+			continue;
+		}
+		if (err)
+			break;
+		if (task->nr_thread_samples == cap) {
+			struct np_thread *bigger;
+
+			cap = cap ? cap * 2 : 8;
+			bigger = realloc(task->threads, cap * sizeof(*bigger));
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			task->threads = bigger;
+		}
+		task->threads[task->nr_thread_samples++] = (struct np_thread){
+		    .tid = st.pid,
+		    .last_cpu = st.processor,
+		    .cpu_ticks = st.utime + st.stime,
+		};
+	}
+	closedir(dir);
+	if (!err && task->nr_thread_samples == 0)
+		err = -ESRCH; /* even the main thread is gone */
+	if (!err)
+		qsort(task->threads, task->nr_thread_samples, sizeof(*task->threads),
+		      compare_threads);
+	return err;
+}
+
+int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
+{
+	char what[32];
+	struct np_stat st;
+	int dirfd, err;
+
+	np_task_clear(task);
+	/* Everything below is read through this one directory: if the pid is
+	 * reused meanwhile, the old directory stops answering rather than
+	 * showing the new process. */
+	dirfd = open_task_dir(ctx, task->pid, what, sizeof(what));
+	if (dirfd < 0)
+		return dirfd;
+	err = read_stat_at(ctx, dirfd, what, &st);
+	if (!err && st.start_ticks != task->start_ticks)
+		err = -ESRCH;
+	if (!err)
+		err = status_read(ctx, dirfd, what, task);
+	if (!err)
+		err = cgroup_read(dirfd, task);
+	if (!err)
+		err = threads_read(ctx, dirfd, what, task);
+	close(dirfd);
+	if (err) {
+		np_task_clear(task);
+		return err;
+	}
+	task->has_details = true;
+	return 0;
+}
+
+void np_task_clear(struct np_task *task)
+{
+	free(task->cgroup);
+	free(task->threads);
+	task->cgroup = NULL;
+	task->threads = NULL;
+	task->nr_thread_samples = 0;
+	task->has_details = false;
+	np_bitmap_zero(&task->cpus_allowed);
+	np_bitmap_zero(&task->mems_allowed);
+}
+
+void np_task_list_clear(struct np_task_list *list)
+{
+	for (unsigned i = 0; i < list->nr; i++)
+		np_task_clear(&list->tasks[i]);
+	free(list->tasks);
+	memset(list, 0, sizeof(*list));
+}
+
+/* ---- the source: libproc2 on the live machine, our parser under a
+ * fixture root ---- */
+
+/*
+ * Two sources, one result. libproc2 only ever reads the real /proc, and it
+ * is what procps trusts to walk it; but a test must feed the scan from a
+ * fixture tree, so under any other root we walk root/proc with
+ * np_stat_parse. Both fill a struct np_stat per process and share
+ * everything after that (add_task), and details always use our parser.
+ */
+struct np_task_source {
+	struct np_ctx *ctx;
+	const struct np_topology *topo;
+	struct pids_info *pids;
+	struct stat_info *stat;
+	long page_size;
+	unsigned ticks_per_s;
+	/* Per-CPU counters of the previous node load call, by CPU number. */
+	struct np_cpu_ticks *prev_cpus;
+	unsigned nr_prev_cpus;
+};
+
+static enum pids_item pids_items[] = {
+    PIDS_ID_PID,     PIDS_CMD,	PIDS_STATE,	PIDS_FLAGS, PIDS_TICS_ALL,
+    PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,
+};
+enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS };
+
+int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
+{
+	struct np_task_source *src = calloc(1, sizeof(*src));
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (!src)
+		return -ENOMEM;
+	src->ctx = ctx;
+	src->page_size = sysconf(_SC_PAGESIZE);
+	src->ticks_per_s = hz > 0 ? (unsigned)hz : 100;
+	if (np_ctx_is_live(ctx)) {
+		/* libproc2 returns a positive errno. */
+		int err = procps_pids_new(&src->pids, pids_items,
+					  (int)(sizeof(pids_items) / sizeof(pids_items[0])));
+
+		if (!err)
+			err = procps_stat_new(&src->stat);
+		if (err) {
+			np_log(ctx, LOG_ERR, "libproc2: cannot read /proc: %s", strerror(abs(err)));
+			np_task_source_free(src);
+			return -abs(err);
+		}
+	}
+	*out = src;
+	return 0;
+}
+
+void np_task_source_free(struct np_task_source *src)
+{
+	if (!src)
+		return;
+	if (src->pids)
+		procps_pids_unref(&src->pids);
+	if (src->stat)
+		procps_stat_unref(&src->stat);
+	free(src->prev_cpus);
+	free(src);
+}
+
+void np_task_source_set_topology(struct np_task_source *src, const struct np_topology *topo)
+{
+	src->topo = topo;
+}
+
+static int add_task(struct np_task_source *src, struct np_task_list *list, const struct np_stat *st)
+{
+	/* USER_HZ ticks to ms without overflowing on absurd start times. */
+	uint64_t start_ms = st->start_ticks / src->ticks_per_s * 1000 +
+			    st->start_ticks % src->ticks_per_s * 1000 / src->ticks_per_s;
+	struct np_task *task;
+
+	if (list->nr == list->cap) {
+		unsigned cap = list->cap ? list->cap * 2 : 256;
+		struct np_task *bigger = realloc(list->tasks, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		list->tasks = bigger;
+		list->cap = cap;
+	}
+	task = &list->tasks[list->nr++];
+	memset(task, 0, sizeof(*task));
+	task->pid = st->pid;
+	task->start_ticks = st->start_ticks;
+	memcpy(task->comm, st->comm, sizeof(task->comm));
+	task->state = st->state;
+	task->flags = st->flags;
+	task->kthread = st->flags & NP_PF_KTHREAD;
+	task->cpu_ticks = st->utime + st->stime;
+	task->nr_threads = st->nr_threads > 0 ? (unsigned)st->nr_threads : 0;
+	task->last_cpu = st->processor;
+	task->last_node = src->topo ? np_topology_cpu_node(src->topo, st->processor) : -1;
+	task->rss_bytes = st->rss_pages * (uint64_t)src->page_size;
+	task->age_ms = list->uptime_ms > start_ms ? list->uptime_ms - start_ms : 0;
+	return 0;
+}
+
+/* Read one task's stat under the fixture root's proc directory. */
+static int scan_one(struct np_task_source *src, struct np_task_list *list, int procfd,
+		    const char *name)
+{
+	char what[300];
+	struct np_stat st;
+	int dirfd = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err;
+
+	if (dirfd < 0)
+		return np_is_vanished_error(-errno) ? -ESRCH : -errno;
+	snprintf(what, sizeof(what), "proc/%s", name);
+	err = read_stat_at(src->ctx, dirfd, what, &st);
+	close(dirfd);
+	if (err)
+		return err;
+	return add_task(src, list, &st);
+}
+
+static int scan_tree(struct np_task_source *src, struct np_task_list *list)
+{
+	int procfd = np_ctx_open(src->ctx, "proc", O_RDONLY | O_DIRECTORY);
+	struct dirent *de;
+	DIR *dir;
+	int err = 0;
+
+	if (procfd < 0) {
+		np_log(src->ctx, LOG_ERR, "%s/proc: %s", root_prefix(src->ctx), strerror(-procfd));
+		return procfd;
+	}
+	dir = fdopendir(procfd);
+	if (!dir) {
+		close(procfd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		err = scan_one(src, list, procfd, de->d_name);
+		if (err == -ESRCH) {
+			list->nr_vanished++;
+			err = 0;
+		} else if (err == -EINVAL) {
+			err = 0; /* logged; one bad file does not blind the scan */
+		} else if (err) {
+			np_log(src->ctx, LOG_ERR, "%s/proc/%s/stat: %s", root_prefix(src->ctx),
+			       de->d_name, strerror(-err));
+			break;
+		}
+	}
+	closedir(dir);
+	return err;
+}
+
+/*
+ * libproc2 turns control bytes in a comm into '.' and bytes above 0x7e into
+ * '?', which would make one process look different to the two sources
+ * (and "a.b" and "a\nb" look alike). Such names are rare, so those tasks get
+ * their comm re-read with np_stat_parse, as the fixture source does.
+ */
+static int refine_comm(struct np_task_source *src, struct np_stat *st)
+{
+	char what[32];
+	struct np_stat exact;
+	int dirfd, err;
+
+	if (!strpbrk(st->comm, ".?"))
+		return 0;
+	dirfd = open_task_dir(src->ctx, st->pid, what, sizeof(what));
+	if (dirfd < 0)
+		return dirfd;
+	err = read_stat_at(src->ctx, dirfd, what, &exact);
+	close(dirfd);
+	if (err)
+		return err;
+	if (exact.start_ticks != st->start_ticks)
+		return -ESRCH; /* exec'd or replaced: the next scan sees it */
+	memcpy(st->comm, exact.comm, sizeof(st->comm));
+	return 0;
+}
+
+static int scan_libproc2(struct np_task_source *src, struct np_task_list *list)
+{
+	struct pids_fetch *fetch;
+	int err = 0;
+
+	errno = 0;
+	fetch = procps_pids_reap(src->pids, PIDS_FETCH_TASKS_ONLY);
+	if (!fetch) {
+		err = errno ? -errno : -EIO;
+		np_log(src->ctx, LOG_ERR, "libproc2: cannot list /proc: %s", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < fetch->counts->total; i++) {
+		struct pids_stack *s = fetch->stacks[i];
+		const char *cmd = PIDS_VAL(I_CMD, str, s, src->pids);
+		struct np_stat st = {
+		    .pid = PIDS_VAL(I_PID, s_int, s, src->pids),
+		    .state = PIDS_VAL(I_STATE, s_ch, s, src->pids),
+		    .flags = PIDS_VAL(I_FLAGS, ul_int, s, src->pids),
+		    .utime = PIDS_VAL(I_TICS, ull_int, s, src->pids),
+		    .nr_threads = PIDS_VAL(I_NLWP, s_int, s, src->pids),
+		    .start_ticks = PIDS_VAL(I_BEGAN, ull_int, s, src->pids),
+		    .rss_pages = PIDS_VAL(I_RSS, ul_int, s, src->pids),
+		    .processor = PIDS_VAL(I_PROCESSOR, s_int, s, src->pids),
+		};
+
+		snprintf(st.comm, sizeof(st.comm), "%s", cmd ? cmd : "");
+		err = refine_comm(src, &st);
+		if (err == -ESRCH) {
+			list->nr_vanished++;
+			continue;
+		}
+		if (err == -EINVAL)
+			continue; /* logged */
+		if (!err)
+			err = add_task(src, list, &st);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+static int compare_tasks(const void *a, const void *b)
+{
+	const struct np_task *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
+{
+	char *buf;
+	size_t len;
+	int err = np_ctx_read_file(ctx, "proc/uptime", 4096, &buf, &len);
+
+	if (err) {
+		np_log(ctx, LOG_ERR, "%s/proc/uptime: %s", root_prefix(ctx), strerror(-err));
+		return err;
+	}
+	err = uptime_parse(buf, len, ms);
+	if (err)
+		np_log(ctx, LOG_ERR, "%s/proc/uptime: not an uptime: \"%.*s\"", root_prefix(ctx),
+		       (int)strcspn(buf, "\n"), buf);
+	free(buf);
+	return err;
+}
+
+int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
+{
+	int err;
+
+	for (unsigned i = 0; i < list->nr; i++)
+		np_task_clear(&list->tasks[i]);
+	list->nr = 0;
+	list->nr_vanished = 0;
+	list->ticks_per_s = src->ticks_per_s;
+	err = uptime_read(src->ctx, &list->uptime_ms);
+	if (err)
+		return err;
+	err = src->pids ? scan_libproc2(src, list) : scan_tree(src, list);
+	if (err) {
+		list->nr = 0;
+		return err;
+	}
+	/* /proc lists pids in ascending order, so this is usually a check. */
+	for (unsigned i = 1; i < list->nr; i++) {
+		if (list->tasks[i - 1].pid > list->tasks[i].pid) {
+			qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+			break;
+		}
+	}
+	return 0;
+}
+
+/* ---- node load ---- */
+
+static int cpu_ticks_libproc2(struct np_task_source *src, struct np_cpu_ticks **out, unsigned *nr)
+{
+	enum stat_item items[] = {
+	    STAT_TIC_ID,     STAT_TIC_USER, STAT_TIC_NICE,    STAT_TIC_SYSTEM, STAT_TIC_IDLE,
+	    STAT_TIC_IOWAIT, STAT_TIC_IRQ,  STAT_TIC_SOFTIRQ, STAT_TIC_STOLEN,
+	};
+	struct stat_reaped *reaped;
+	struct np_cpu_ticks *cpus;
+
+	errno = 0;
+	reaped = procps_stat_reap(src->stat, STAT_REAP_CPUS_ONLY, items,
+				  (int)(sizeof(items) / sizeof(items[0])));
+	if (!reaped) {
+		int err = errno ? -errno : -EIO;
+
+		np_log(src->ctx, LOG_ERR, "libproc2: cannot read /proc/stat: %s", strerror(-err));
+		return err;
+	}
+	cpus = calloc((size_t)reaped->cpus->total + 1, sizeof(*cpus));
+	if (!cpus)
+		return -ENOMEM;
+	for (int i = 0; i < reaped->cpus->total; i++) {
+		struct stat_stack *s = reaped->cpus->stacks[i];
+#define TIC(n) ((uint64_t)STAT_VAL(n, ull_int, s, src->stat))
+		cpus[i].cpu = STAT_VAL(0, s_int, s, src->stat);
+		cpus[i].busy = TIC(1) + TIC(2) + TIC(3) + TIC(6) + TIC(7) + TIC(8);
+		cpus[i].total = cpus[i].busy + TIC(4) + TIC(5);
+#undef TIC
+	}
+	*out = cpus;
+	*nr = (unsigned)reaped->cpus->total;
+	return 0;
+}
+
+static int cpu_ticks_tree(struct np_task_source *src, struct np_cpu_ticks **out, unsigned *nr)
+{
+	char *buf;
+	size_t len;
+	unsigned bad_line;
+	int err = np_ctx_read_file(src->ctx, "proc/stat", 16u << 20, &buf, &len);
+
+	if (err) {
+		np_log(src->ctx, LOG_ERR, "%s/proc/stat: %s", root_prefix(src->ctx),
+		       strerror(-err));
+		return err;
+	}
+	err = np_cpu_ticks_parse(buf, len, out, nr, &bad_line);
+	if (err == -EINVAL) {
+		int line_len;
+		const char *line = nth_line(buf, len, bad_line, &line_len);
+
+		np_log(src->ctx, LOG_ERR, "%s/proc/stat:%u: bad CPU line: \"%.*s\"",
+		       root_prefix(src->ctx), bad_line, line_len, line);
+	}
+	free(buf);
+	return err;
+}
+
+/*
+ * Per-CPU counters summed by our own topology rather than libproc2's
+ * STAT_REAP_NUMA_NODES_TOO: that one maps CPUs to nodes through libnuma,
+ * loaded at run time, and numbers its results by node id, while the policy
+ * needs the nodes exactly as np_topology_read saw them; and the fixture
+ * source has to do the summing itself anyway. Deltas are taken per CPU, so
+ * a CPU going offline or coming back does not distort its node.
+ */
+int np_task_source_node_load(struct np_task_source *src, const struct np_topology *topo,
+			     double *busy)
+{
+	struct np_cpu_ticks *cpus = NULL;
+	uint64_t *busy_ticks, *total_ticks;
+	unsigned nr = 0, max_cpu = 0;
+	int err;
+
+	err = src->stat ? cpu_ticks_libproc2(src, &cpus, &nr) : cpu_ticks_tree(src, &cpus, &nr);
+	if (err)
+		return err;
+	busy_ticks = calloc(topo->nr_nodes + 1, sizeof(*busy_ticks));
+	total_ticks = calloc(topo->nr_nodes + 1, sizeof(*total_ticks));
+	for (unsigned i = 0; i < nr; i++)
+		if ((unsigned)cpus[i].cpu > max_cpu)
+			max_cpu = (unsigned)cpus[i].cpu;
+	if (max_cpu >= src->nr_prev_cpus) {
+		struct np_cpu_ticks *bigger =
+		    realloc(src->prev_cpus, (max_cpu + 1) * sizeof(*bigger));
+
+		if (bigger) {
+			memset(bigger + src->nr_prev_cpus, 0,
+			       (max_cpu + 1 - src->nr_prev_cpus) * sizeof(*bigger));
+			src->prev_cpus = bigger;
+			src->nr_prev_cpus = max_cpu + 1;
+		}
+	}
+	if (!busy_ticks || !total_ticks || max_cpu >= src->nr_prev_cpus) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned i = 0; i < nr; i++) {
+		struct np_cpu_ticks *prev = &src->prev_cpus[cpus[i].cpu];
+		int idx = np_topology_index(topo, np_topology_cpu_node(topo, cpus[i].cpu));
+
+		/* Counters never go back; if they seem to, skip one round. */
+		if (idx >= 0 && cpus[i].busy >= prev->busy && cpus[i].total >= prev->total) {
+			busy_ticks[idx] += cpus[i].busy - prev->busy;
+			total_ticks[idx] += cpus[i].total - prev->total;
+		}
+		*prev = cpus[i];
+	}
+	for (unsigned n = 0; n < topo->nr_nodes; n++) {
+		busy[n] = total_ticks[n] ? (double)busy_ticks[n] / (double)total_ticks[n] : 0.0;
+		if (busy[n] > 1.0)
+			busy[n] = 1.0;
+	}
+out:
+	free(busy_ticks);
+	free(total_ticks);
+	free(cpus);
+	return err;
+}

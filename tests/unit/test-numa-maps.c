@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "check.h"
+#include "numa_maps.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Everything one parse produces, to compare a whole parse with chunked ones. */
+struct outcome {
+	int err;
+	unsigned err_line;
+	char msg[160];
+	unsigned slots;
+	uint64_t anon[NP_MAX_NODES], file[NP_MAX_NODES];
+	uint64_t vmas, unknown, bytes_parsed;
+	uint64_t digest; /* over every field of every VMA the callback saw */
+	uint64_t callbacks;
+};
+
+static void mix(uint64_t *h, const void *data, size_t len)
+{
+	const unsigned char *s = data;
+
+	for (size_t i = 0; i < len; i++)
+		*h = (*h ^ s[i]) * 0x100000001b3ull;
+}
+
+static int digest_vma(void *data, const struct np_nm_vma *v)
+{
+	struct outcome *o = data;
+	uint64_t fields[] = {
+	    v->start,	  v->policy,	     v->policy_flags, v->policy_truncated,
+	    v->heap,	  v->stack,	     v->huge,	      (uint64_t)v->stack_tid,
+	    v->anon,	  v->dirty,	     v->mapped,	      v->mapmax,
+	    v->swapcache, v->active,	     v->writeback,    v->kernel_page_bytes,
+	    v->nr_nodes,  v->unknown_tokens, v->line,	      v->file_len};
+	char nodes[256];
+
+	mix(&o->digest, fields, sizeof(fields));
+	if (v->file)
+		mix(&o->digest, v->file, v->file_len + 1);
+	for (unsigned i = 0; i < v->nr_nodes; i++) {
+		mix(&o->digest, &v->nodes[i].node, sizeof(v->nodes[i].node));
+		mix(&o->digest, &v->nodes[i].pages, sizeof(v->nodes[i].pages));
+	}
+	np_bitmap_format_list(v->policy_nodes, nodes, sizeof(nodes));
+	mix(&o->digest, nodes, strlen(nodes));
+	o->callbacks++;
+	return 0;
+}
+
+/* Parse @buf in pieces of @chunk bytes (0: whole). */
+static void parse(struct outcome *o, const char *buf, size_t len, size_t chunk)
+{
+	struct np_nm_parser *p;
+	const struct np_nm_totals *t;
+	size_t off = 0;
+	int err = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->digest = 0xcbf29ce484222325ull;
+	if (np_nm_parser_new(&p, digest_vma, o) < 0)
+		abort();
+	if (chunk == 0)
+		chunk = len ? len : 1;
+	while (!err && off < len) {
+		size_t n = len - off < chunk ? len - off : chunk;
+
+		err = np_nm_parser_feed(p, buf + off, n);
+		off += n;
+	}
+	if (!err)
+		err = np_nm_parser_finish(p);
+	o->err = err;
+	o->err_line = np_nm_parser_error_line(p);
+	snprintf(o->msg, sizeof(o->msg), "%s", np_nm_parser_error(p));
+	t = np_nm_parser_totals(p);
+	o->slots = t->nr_node_slots;
+	memcpy(o->anon, t->anon_bytes, t->nr_node_slots * sizeof(uint64_t));
+	memcpy(o->file, t->file_bytes, t->nr_node_slots * sizeof(uint64_t));
+	o->vmas = t->vmas;
+	o->unknown = t->unknown_tokens;
+	o->bytes_parsed = t->bytes_parsed;
+	np_nm_parser_free(p);
+}
+
+static bool same_outcome(const struct outcome *a, const struct outcome *b)
+{
+	return a->err == b->err && a->err_line == b->err_line && strcmp(a->msg, b->msg) == 0 &&
+	       a->slots == b->slots && memcmp(a->anon, b->anon, sizeof(a->anon)) == 0 &&
+	       memcmp(a->file, b->file, sizeof(a->file)) == 0 && a->vmas == b->vmas &&
+	       a->unknown == b->unknown && a->bytes_parsed == b->bytes_parsed &&
+	       a->digest == b->digest && a->callbacks == b->callbacks;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long size;
+
+	if (!f) {
+		fprintf(stderr, "cannot open %s\n", path);
+		exit(1);
+	}
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)size + 1);
+	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
+		exit(1);
+	fclose(f);
+	*len = (size_t)size;
+	return buf;
+}
+
+/*
+ * The streaming proof: every chunk size from 1 to 512 bytes, every power of
+ * two up to the file size, and a seeded random split must all give exactly
+ * what parsing the whole buffer at once gives. Returns the whole outcome.
+ */
+static struct outcome *parse_every_split(const char *name)
+{
+	struct outcome *whole = malloc(sizeof(*whole)), *cut = malloc(sizeof(*cut));
+	size_t len, first_bad = 0;
+	char *buf = slurp(fixture(name), &len);
+
+	parse(whole, buf, len, 0);
+	for (size_t chunk = 1; chunk <= 512 && !first_bad; chunk++) {
+		parse(cut, buf, len, chunk);
+		if (!same_outcome(whole, cut))
+			first_bad = chunk;
+	}
+	for (size_t chunk = 1024; chunk < len * 2 && !first_bad; chunk *= 2) {
+		parse(cut, buf, len, chunk);
+		if (!same_outcome(whole, cut))
+			first_bad = chunk;
+	}
+	if (first_bad)
+		fprintf(stderr, "%s: chunks of %zu bytes differ from the whole parse\n", name,
+			first_bad);
+	CHECK_INT(first_bad, 0);
+	free(cut);
+	free(buf);
+	return whole;
+}
+
+#define KB 1024ull
+#define PAGE (4 * KB)
+
+static void test_policies(void)
+{
+	struct outcome *o = parse_every_split("nmaps-handmade/policies.numa_maps");
+
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 16);
+	CHECK_INT(o->slots, 4);
+	CHECK_U64(o->anon[0], 9 * PAGE);
+	CHECK_U64(o->anon[1], 6 * PAGE);
+	CHECK_U64(o->anon[2], 3 * PAGE);
+	CHECK_U64(o->anon[3], 4 * PAGE);
+	CHECK_U64(o->file[0], 0);
+	CHECK_U64(o->file[1], 2 * PAGE);
+	CHECK_U64(o->file[2], 1 * PAGE);
+	CHECK_U64(o->unknown, 0);
+	free(o);
+}
+
+/* Field-by-field view of a file's VMAs. */
+struct seen {
+	unsigned nr;
+	struct {
+		uint64_t start;
+		enum np_mpol policy;
+		unsigned flags;
+		char nodes[128];
+		bool truncated, heap, stack, huge;
+		int tid;
+		char *file;
+		size_t file_len;
+		uint64_t anon, dirty, mapped, mapmax, active, page_bytes;
+		unsigned nr_nodes, unknown;
+	} v[32];
+};
+
+static int record_vma(void *data, const struct np_nm_vma *v)
+{
+	struct seen *s = data;
+
+	if (s->nr < 32) {
+		typeof(s->v[0]) *r = &s->v[s->nr];
+
+		r->start = v->start;
+		r->policy = v->policy;
+		r->flags = v->policy_flags;
+		np_bitmap_format_list(v->policy_nodes, r->nodes, sizeof(r->nodes));
+		r->truncated = v->policy_truncated;
+		r->heap = v->heap;
+		r->stack = v->stack;
+		r->huge = v->huge;
+		r->tid = v->stack_tid;
+		r->file = v->file ? malloc(v->file_len + 1) : NULL;
+		if (r->file)
+			memcpy(r->file, v->file, v->file_len + 1);
+		r->file_len = v->file_len;
+		r->anon = v->anon;
+		r->dirty = v->dirty;
+		r->mapped = v->mapped;
+		r->mapmax = v->mapmax;
+		r->active = v->active;
+		r->page_bytes = v->kernel_page_bytes;
+		r->nr_nodes = v->nr_nodes;
+		r->unknown = v->unknown_tokens;
+	}
+	s->nr++;
+	return 0;
+}
+
+static struct seen *record(const char *name, int *err)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct np_nm_parser *p;
+	size_t len;
+	char *buf = slurp(fixture(name), &len);
+
+	np_nm_parser_new(&p, record_vma, s);
+	*err = np_nm_parser_feed(p, buf, len);
+	if (!*err)
+		*err = np_nm_parser_finish(p);
+	np_nm_parser_free(p);
+	free(buf);
+	return s;
+}
+
+static void free_seen(struct seen *s)
+{
+	for (unsigned i = 0; i < s->nr && i < 32; i++)
+		free(s->v[i].file);
+	free(s);
+}
+
+static void test_policy_fields(void)
+{
+	int err;
+	struct seen *s = record("nmaps-handmade/policies.numa_maps", &err);
+	static const struct {
+		enum np_mpol policy;
+		unsigned flags;
+		const char *nodes;
+	} want[] = {
+	    {NP_MPOL_DEFAULT, 0, ""},
+	    {NP_MPOL_PREFER, 0, "1"},
+	    {NP_MPOL_BIND, 0, "0-1"},
+	    {NP_MPOL_INTERLEAVE, 0, "0,2-3"},
+	    {NP_MPOL_LOCAL, 0, ""},
+	    {NP_MPOL_PREFER_MANY, 0, "1,3"},
+	    {NP_MPOL_WEIGHTED_INTERLEAVE, 0, "0-3"},
+	    {NP_MPOL_BIND, NP_MPOL_F_STATIC, "2"},
+	    {NP_MPOL_INTERLEAVE, NP_MPOL_F_RELATIVE, "0-1"},
+	    {NP_MPOL_BIND, NP_MPOL_F_BALANCING, "0-1"},
+	    {NP_MPOL_BIND, NP_MPOL_F_STATIC | NP_MPOL_F_BALANCING, "0-1"},
+	    {NP_MPOL_PREFER_MANY, NP_MPOL_F_RELATIVE | NP_MPOL_F_BALANCING, "0-3"},
+	    {NP_MPOL_WEIGHTED_INTERLEAVE, NP_MPOL_F_STATIC, "1-2"},
+	    {NP_MPOL_UNKNOWN, 0, ""},
+	    {NP_MPOL_PREFER_MANY, 0, ""},
+	    /* Cut at 63 bytes in "...,45,4": the "4" (of 48) is dropped. */
+	    {NP_MPOL_INTERLEAVE, NP_MPOL_F_STATIC, "0,3,6,9,12,15,18,21,24,27,30,33,36,39,42,45"},
+	};
+
+	CHECK_INT(err, 0);
+	CHECK_INT(s->nr, 16);
+	for (unsigned i = 0; i < 16 && i < s->nr; i++) {
+		CHECK_INT(s->v[i].policy, want[i].policy);
+		CHECK_INT(s->v[i].flags, want[i].flags);
+		CHECK_STR(s->v[i].nodes, want[i].nodes);
+		CHECK_INT(s->v[i].truncated, i == 15);
+		CHECK_U64(s->v[i].start, 0x400000 + 0x1000 * i);
+	}
+	CHECK(s->v[5].heap && !s->v[5].stack);
+	CHECK(s->v[14].stack && s->v[14].tid == 0);
+	CHECK_STR(s->v[12].file, "/usr/lib/libx.so");
+	CHECK_U64(s->v[12].mapped, 3);
+	CHECK_U64(s->v[12].mapmax, 2);
+	CHECK_U64(s->v[2].active, 0);
+	CHECK_U64(s->v[13].page_bytes, 4096); /* no pages, no kernelpagesize_kB */
+	CHECK_INT(s->v[13].nr_nodes, 0);
+	free_seen(s);
+}
+
+static void test_paths(void)
+{
+	struct outcome *o = parse_every_split("nmaps-handmade/paths.numa_maps");
+	int err;
+	struct seen *s = record("nmaps-handmade/paths.numa_maps", &err);
+
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 9);
+	CHECK_U64(o->file[0], 8 * PAGE);
+	CHECK_U64(o->file[1], 5 * PAGE);
+	CHECK_U64(o->anon[0], 0);
+	CHECK_U64(o->unknown, 0);
+	CHECK_INT(err, 0);
+	CHECK_INT(s->nr, 9);
+	CHECK_STR(s->v[0].file, "/tmp/with space");
+	CHECK_STR(s->v[1].file, "/tmp/new\nline");
+	CHECK_STR(s->v[2].file, "/tmp/tab\there");
+	CHECK_STR(s->v[3].file, "/tmp/a=b=c");
+	CHECK_STR(s->v[4].file, "/tmp/back\\slash\\\\"); /* not escaped by the kernel */
+	CHECK_STR(s->v[5].file, "/tmp/oct\\101kept");	 /* not one of the four */
+	CHECK_STR(s->v[6].file, "/tmp/cut\\04");
+	CHECK_STR(s->v[7].file, "/memfd:cache (deleted)");
+	/* The path looks like tokens once decoded but is one path. */
+	CHECK_STR(s->v[8].file, "/tmp/N0=5 anon=9");
+	CHECK_U64(s->v[8].anon, 0);
+	CHECK_U64(s->v[0].file_len, strlen("/tmp/with space"));
+	free_seen(s);
+	free(o);
+}
+
+static void test_long_lines(void)
+{
+	struct outcome *o = parse_every_split("nmaps-handmade/longline.numa_maps");
+	int err;
+	struct seen *s = record("nmaps-handmade/longline.numa_maps", &err);
+	unsigned ones = 0;
+
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 2);
+	CHECK_INT(o->slots, NP_MAX_NODES);
+	CHECK_U64(o->file[0], 4 * PAGE);
+	CHECK_U64(o->file[1], 3 * PAGE);
+	for (unsigned n = 0; n < NP_MAX_NODES; n++)
+		ones += o->anon[n] == PAGE;
+	CHECK_INT(ones, NP_MAX_NODES);
+	CHECK_INT(err, 0);
+	CHECK_U64(s->v[0].file_len, 4001);
+	CHECK(s->v[0].file && s->v[0].file[0] == '/' && s->v[0].file[1] == ' ' &&
+	      s->v[0].file[4000] == ' ' && s->v[0].file[4001] == '\0');
+	CHECK_INT(s->v[1].nr_nodes, NP_MAX_NODES);
+	CHECK_STR(s->v[1].nodes, "0-1023");
+	free_seen(s);
+	free(o);
+}
+
+static void test_thp_and_hugetlb(void)
+{
+	struct outcome *o = parse_every_split("nmaps-handmade/thp.numa_maps");
+	int err;
+	struct seen *s;
+
+	/* A THP region still says kernelpagesize_kB=4: counts are base pages. */
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->anon[0], 1536 * PAGE);
+	CHECK_U64(o->anon[1], (512 + 700) * PAGE);
+	free(o);
+
+	/* hugetlb counts one per huge page. */
+	o = parse_every_split("nmaps-handmade/hugetlb.numa_maps");
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 3);
+	CHECK_U64(o->file[0], 3 * 2048 * KB);
+	CHECK_U64(o->file[1], 1 * 2048 * KB + 2 * 1048576 * KB);
+	CHECK_U64(o->anon[1], 0);
+	free(o);
+	s = record("nmaps-handmade/hugetlb.numa_maps", &err);
+	CHECK_INT(err, 0);
+	CHECK(s->v[0].huge && s->v[1].huge && s->v[2].huge);
+	CHECK_U64(s->v[0].page_bytes, 2048 * KB);
+	CHECK_U64(s->v[1].page_bytes, 1048576 * KB);
+	CHECK_STR(s->v[1].file, "/anon_hugepage (deleted)");
+	CHECK_STR(s->v[1].nodes, "1");
+	free_seen(s);
+}
+
+static void test_empty_unknown_garbage_truncated(void)
+{
+	struct outcome *o = parse_every_split("nmaps-handmade/empty.numa_maps");
+
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 0);
+	CHECK_INT(o->slots, 0);
+	free(o);
+
+	o = parse_every_split("nmaps-handmade/unknown.numa_maps");
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->vmas, 3);
+	CHECK_U64(o->unknown, 8);
+	CHECK_U64(o->file[0], 3 * PAGE);
+	CHECK_U64(o->anon[0], 3 * PAGE);
+	free(o);
+
+	/* The garbage line is an error naming its line; lines before it count,
+	 * the one after it is never reached. */
+	o = parse_every_split("nmaps-handmade/garbage.numa_maps");
+	CHECK_INT(o->err, -EINVAL);
+	CHECK_INT(o->err_line, 3);
+	CHECK(strstr(o->msg, "Segmentation") != NULL);
+	CHECK_U64(o->vmas, 2);
+	CHECK_U64(o->anon[0], PAGE);
+	CHECK_U64(o->anon[1], PAGE);
+	free(o);
+
+	o = parse_every_split("nmaps-handmade/truncated.numa_maps");
+	CHECK_INT(o->err, -EINVAL);
+	CHECK_INT(o->err_line, 2);
+	CHECK(strstr(o->msg, "newline") != NULL);
+	CHECK_U64(o->vmas, 1);
+	CHECK_U64(o->anon[0], PAGE);
+	free(o);
+}
+
+/* Real captures: totals must match what awk computed at capture time. */
+static void check_capture(const char *line)
+{
+	char name[128], *tok, *save, *copy = strdup(line);
+	struct outcome *o;
+	uint64_t *dst = NULL;
+	int pid;
+
+	pid = atoi(copy);
+	snprintf(name, sizeof(name), "nmaps-host/proc/%d/numa_maps", pid);
+	o = parse_every_split(name);
+	CHECK_INT(o->err, 0);
+	tok = strtok_r(copy, " \n", &save); /* pid */
+	tok = strtok_r(NULL, " \n", &save);
+	CHECK_U64(o->vmas, strtoull(tok, NULL, 10));
+	while ((tok = strtok_r(NULL, " \n", &save))) {
+		unsigned node;
+		unsigned long long bytes;
+
+		if (strcmp(tok, "anon") == 0)
+			dst = o->anon;
+		else if (strcmp(tok, "file") == 0)
+			dst = o->file;
+		else if (dst && sscanf(tok, "%u:%llu", &node, &bytes) == 2 && node < NP_MAX_NODES)
+			CHECK_U64(dst[node], bytes);
+		else
+			CHECK(!"bad expected line");
+	}
+	{
+		struct stat st;
+
+		CHECK_INT(stat(fixture(name), &st), 0);
+		CHECK_U64(o->bytes_parsed, st.st_size);
+	}
+	free(o);
+	free(copy);
+}
+
+static void test_real_captures(void)
+{
+	char path[4096], line[512];
+	FILE *f;
+	unsigned n = 0;
+
+	snprintf(path, sizeof(path), "%s", fixture("nmaps-host/expected"));
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		check_capture(line);
+		n++;
+	}
+	fclose(f);
+	CHECK(n >= 2);
+}
+
+struct logged {
+	char text[512];
+};
+
+static void log_to_buffer(void *data, int priority, const char *fmt, va_list args)
+{
+	struct logged *l = data;
+
+	vsnprintf(l->text, sizeof(l->text), fmt, args);
+}
+
+static void test_read_task(void)
+{
+	struct np_ctx *ctx;
+	struct np_nm_parser *p;
+	struct logged log = {""};
+	struct stat st;
+	uint64_t bytes;
+	char path[4096];
+	pid_t child;
+
+	CHECK_INT(np_nm_parser_new(&p, NULL, NULL), 0);
+
+	/* A captured 118-VMA task read through the fixture root. */
+	CHECK_INT(np_ctx_new(fixture("nmaps-host"), &ctx), 0);
+	CHECK_INT(np_nm_read_task(ctx, 12521, p, &bytes), 0);
+	snprintf(path, sizeof(path), "%s", fixture("nmaps-host/proc/12521/numa_maps"));
+	CHECK_INT(stat(path, &st), 0);
+	CHECK_U64(bytes, st.st_size);
+	CHECK_U64(np_nm_parser_totals(p)->bytes_parsed, st.st_size);
+	CHECK_U64(np_nm_parser_totals(p)->vmas, 118);
+	CHECK_INT(np_nm_read_task(ctx, 999999, p, &bytes), -ESRCH);
+	np_ctx_free(ctx);
+
+	/* Empty file: gone quietly. Garbage: -EINVAL, logged with place. */
+	CHECK_INT(np_ctx_new(fixture("nmaps-handmade"), &ctx), 0);
+	np_ctx_set_log_fn(ctx, log_to_buffer, &log);
+	CHECK_INT(np_nm_read_task(ctx, 1, p, &bytes), -ESRCH);
+	CHECK_STR(log.text, "");
+	CHECK_INT(np_nm_read_task(ctx, 2, p, NULL), -EINVAL);
+	CHECK(strstr(log.text, "/proc/2/numa_maps:3: ") != NULL);
+	CHECK(strstr(log.text, "Segmentation") != NULL);
+	np_ctx_free(ctx);
+
+	/* The live machine: ourselves, a zombie (no mm: empty file) and a
+	 * reaped child (no /proc entry). */
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	CHECK_INT(np_nm_read_task(ctx, getpid(), p, &bytes), 0);
+	CHECK(np_nm_parser_totals(p)->vmas > 5);
+	CHECK_U64(np_nm_parser_totals(p)->bytes_parsed, bytes);
+	CHECK(np_nm_parser_totals(p)->anon_bytes[0] + np_nm_parser_totals(p)->file_bytes[0] > 0);
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	CHECK_INT(waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT), 0);
+	CHECK_INT(np_nm_read_task(ctx, child, p, &bytes), -ESRCH);
+	CHECK_INT(waitpid(child, NULL, 0), child);
+	CHECK_INT(np_nm_read_task(ctx, child, p, &bytes), -ESRCH);
+	np_ctx_free(ctx);
+	np_nm_parser_free(p);
+}
+
+/* One line, fed whole: the error code, line and a word of the message. */
+static void check_bad(const char *input, unsigned line, const char *word)
+{
+	struct outcome *whole = malloc(sizeof(*whole)), *bytewise = malloc(sizeof(*bytewise));
+
+	parse(whole, input, strlen(input), 0);
+	parse(bytewise, input, strlen(input), 1);
+	if (whole->err != -EINVAL || whole->err_line != line || !strstr(whole->msg, word))
+		fprintf(stderr, "input \"%s\": err %d line %u \"%s\"\n", input, whole->err,
+			whole->err_line, whole->msg);
+	CHECK_INT(whole->err, -EINVAL);
+	CHECK_INT(whole->err_line, line);
+	CHECK(strstr(whole->msg, word) != NULL);
+	CHECK(same_outcome(whole, bytewise));
+	/* The line in error adds nothing. */
+	CHECK_U64(whole->vmas, line - 1);
+	free(whole);
+	free(bytewise);
+}
+
+#define GOOD "00400000 default anon=1 dirty=1 N0=1 kernelpagesize_kB=4\n"
+
+static void test_malformed(void)
+{
+	check_bad("zzzz default\n", 1, "hex address");
+	check_bad("00400000\n", 1, "hex address");
+	check_bad("00400000000000000 default\n", 1, "hex address");
+	check_bad(GOOD "00400000 \n", 2, "unknown memory policy");
+	check_bad("00400000 defaults\n", 1, "unknown memory policy");
+	check_bad("00400000 bind=sticky:0\n", 1, "policy flags");
+	check_bad("00400000 bind=static|relative:0\n", 1, "static and relative");
+	check_bad("00400000 bind=static|static:0\n", 1, "repeated policy flag");
+	check_bad("00400000 bind=:0\n", 1, "empty policy flags");
+	check_bad("00400000 bind=static|:0\n", 1, "policy flags");
+	check_bad("00400000 bind:\n", 1, "empty policy node list");
+	check_bad("00400000 bind:0-\n", 1, "node list");
+	check_bad("00400000 bind:3-1\n", 1, "node list");
+	check_bad("00400000 bind:1024\n", 1, "node list");
+	check_bad(GOOD GOOD "00400000 default anon= N0=1 kernelpagesize_kB=4\n", 3, "anon=");
+	check_bad("00400000 default anon=x N0=1 kernelpagesize_kB=4\n", 1, "anon=x");
+	check_bad("00400000 default anon=-1 N0=1 kernelpagesize_kB=4\n", 1, "anon=-1");
+	check_bad("00400000 default anon=18446744073709551616 N0=1 kernelpagesize_kB=4\n", 1,
+		  "anon=1844");
+	check_bad("00400000 default anon=1 anon=1 N0=1 kernelpagesize_kB=4\n", 1, "repeated");
+	check_bad("00400000 default N1024=1 kernelpagesize_kB=4\n", 1, "not below 1024");
+	check_bad("00400000 default N99999999999999999999=1 kernelpagesize_kB=4\n", 1, "N9999");
+	check_bad("00400000 default N1=1 N0=1 kernelpagesize_kB=4\n", 1, "out of order");
+	check_bad("00400000 default N0=1 N0=1 kernelpagesize_kB=4\n", 1, "twice");
+	check_bad("00400000 default N0=1x kernelpagesize_kB=4\n", 1, "N0=1x");
+	check_bad("00400000 default anon=1 N0=1\n", 1, "without kernelpagesize_kB");
+	check_bad("00400000 default N0=1 kernelpagesize_kB=0\n", 1, "kernelpagesize_kB=0");
+	check_bad("00400000 default N0=1 kernelpagesize_kB=3\n", 1, "kernelpagesize_kB=3");
+	check_bad("00400000 default N0=1 kernelpagesize_kB=4 kernelpagesize_kB=4\n", 1, "repeated");
+	check_bad("00400000 default  anon=1 N0=1 kernelpagesize_kB=4\n", 1, "empty field");
+	check_bad("00400000 default anon=1 N0=1 kernelpagesize_kB=4 \n", 1, "empty field");
+	check_bad(GOOD "\n", 2, "empty line");
+	check_bad("00400000 default stack:0\n", 1, "thread id");
+	check_bad("00400000 default stack:abc\n", 1, "thread id");
+	check_bad("00400000 default file=/a file=/b\n", 1, "file= given twice");
+	check_bad("00400000 default N0=18446744073709551615 kernelpagesize_kB=4\n", 1, "overflows");
+	/* Two lines that fit alone but not together: the second adds nothing. */
+	check_bad("00400000 default N0=4503599627370495 kernelpagesize_kB=4\n"
+		  "00401000 default N0=1 kernelpagesize_kB=4\n",
+		  2, "overflows");
+}
+
+static void test_nul_and_huge_line(void)
+{
+	static const char with_nul[] = "00400000 default file=/a\0b N0=1 kernelpagesize_kB=4\n";
+	struct outcome *o = malloc(sizeof(*o));
+	size_t big = NP_NM_LINE_MAX + 2;
+	char *line = malloc(big);
+
+	parse(o, with_nul, sizeof(with_nul) - 1, 0);
+	CHECK_INT(o->err, -EINVAL);
+	CHECK(strstr(o->msg, "NUL") != NULL);
+
+	/* Longer than any line the kernel prints: refused, whole or cut. */
+	memset(line, 'x', big);
+	memcpy(line, "00400000 default ", 17);
+	line[big - 1] = '\n';
+	parse(o, line, big, 0);
+	CHECK_INT(o->err, -EINVAL);
+	CHECK_INT(o->err_line, 1);
+	CHECK(strstr(o->msg, "longer") != NULL);
+	parse(o, line, big, 4096);
+	CHECK_INT(o->err, -EINVAL);
+	CHECK(strstr(o->msg, "longer") != NULL);
+	/* Exactly at the limit is fine (one unknown token). */
+	line[NP_NM_LINE_MAX] = '\n';
+	parse(o, line, NP_NM_LINE_MAX + 1, 65536);
+	CHECK_INT(o->err, 0);
+	CHECK_U64(o->unknown, 1);
+	free(line);
+	free(o);
+}
+
+static int stop_at_second(void *data, const struct np_nm_vma *v)
+{
+	(void)data;
+	return v->line == 2 ? 42 : 0;
+}
+
+static void test_callback_stop_and_reset(void)
+{
+	struct np_nm_parser *p;
+	const char input[] = GOOD GOOD GOOD;
+
+	CHECK_INT(np_nm_parser_new(&p, stop_at_second, NULL), 0);
+	CHECK_INT(np_nm_parser_feed(p, input, sizeof(input) - 1), 42);
+	CHECK_INT(np_nm_parser_error_line(p), 2);
+	CHECK_INT(np_nm_parser_feed(p, input, 1), 42); /* sticky */
+	CHECK_INT(np_nm_parser_finish(p), 42);
+	np_nm_parser_reset(p);
+	CHECK_U64(np_nm_parser_totals(p)->vmas, 0);
+	CHECK_U64(np_nm_parser_totals(p)->anon_bytes[0], 0);
+	CHECK_STR(np_nm_parser_error(p), "");
+	CHECK_INT(np_nm_parser_feed(p, input, 10), 0);
+	np_nm_parser_reset(p); /* drops the partial line too */
+	CHECK_INT(np_nm_parser_finish(p), 0);
+	np_nm_parser_free(p);
+	np_nm_parser_free(NULL);
+}
+
+int main(void)
+{
+	test_policies();
+	test_policy_fields();
+	test_paths();
+	test_long_lines();
+	test_thp_and_hugetlb();
+	test_empty_unknown_garbage_truncated();
+	test_real_captures();
+	test_read_task();
+	test_malformed();
+	test_nul_and_huge_line();
+	test_callback_stop_and_reset();
+	return check_done();
+}
