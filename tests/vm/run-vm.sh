@@ -178,11 +178,13 @@ while read -r kind id rest; do
 	esac
 done <"$topo_file"
 
+# monitor=off: without MONITOR/MWAIT the guest idles with HLT, so waking an
+# idle CPU is always an interrupt that QEMU delivers.
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic ${NP_VM_APPEND:-}" \
 	-nodefaults -display none -no-reboot
 
 if [ $mode = shell ]; then
