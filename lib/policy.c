@@ -405,7 +405,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 {
 	const struct np_topology *topo = v->topo;
 	const struct np_task *task = t->task;
-	bool ticks = false;
+	const struct np_bitmap *runs_on;
+	bool ticks = false, runs_ok[NP_MAX_NODES];
 	int pinned_idx = -1;
 
 	memset(s, 0, sizeof(*s));
@@ -434,6 +435,9 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 			h->narrowed = false;
 	}
 
+	/* Where its threads can run now: its actual mask, ours included. */
+	runs_on = np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
+
 	s->biggest_idx = 0;
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
 		const struct np_node *node = &topo->nodes[i];
@@ -446,6 +450,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		s->mem_ok[i] = node->mem_total > 0 &&
 			       (np_bitmap_empty(&task->mems_allowed) ||
 				np_bitmap_test(&task->mems_allowed, (unsigned)node->id));
+		np_bitmap_and(&cpus, &node->cpus, runs_on);
+		runs_ok[i] = !np_bitmap_empty(&cpus);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
 		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
 		s->nr_mem_ok += s->mem_ok[i];
@@ -469,8 +475,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		    np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
 		double w = ticks ? (double)task->threads[i].cpu_ticks : 1.0;
 
-		/* A CPU it may no longer use (its cpuset changed) says nothing. */
-		if (idx >= 0 && s->cpu_ok[idx]) {
+		/* A CPU it may no longer use (its mask changed) says nothing. */
+		if (idx >= 0 && runs_ok[idx]) {
 			s->weight[idx] += w;
 			s->total_weight += w;
 		}
@@ -478,7 +484,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	if (s->total_weight == 0) {
 		int idx = np_topology_index(topo, np_topology_cpu_node(topo, task->last_cpu));
 
-		if (idx >= 0 && s->cpu_ok[idx]) {
+		if (idx >= 0 && runs_ok[idx]) {
 			s->weight[idx] = 1;
 			s->total_weight = 1;
 		}
@@ -522,10 +528,10 @@ static double load_penalty(double load)
 static double current_cost(const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
-	double cost = 0;
+	double cost = 0, far = max_dist(topo);
 
 	if (s->total_weight == 0)
-		return max_dist(topo);
+		return far;
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
 		if (s->weight[i] == 0)
 			continue;
@@ -533,7 +539,7 @@ static double current_cost(const struct view *v, const struct sample *s)
 
 		for (int j = 0; j < (int)topo->nr_nodes; j++)
 			access += (double)s->bytes[j] * dist(topo, i, j);
-		access += (double)s->offline_bytes * max_dist(topo);
+		access += (double)s->offline_bytes * far;
 		cost += share * access / (double)s->total;
 		if (s->can_narrow)
 			cost += share * load_penalty(view_busy(v, i));
@@ -713,12 +719,17 @@ static void describe_place(char *buf, size_t len, const struct view *v, const st
 	const struct np_topology *topo = v->topo;
 	const char *threads;
 
-	if (s->pinned)
+	char split[32];
+
+	if (s->pinned) {
 		threads = "threads pinned to";
-	else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight)
-		threads = "most threads on";
-	else
+	} else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight) {
+		snprintf(split, sizeof(split), "%u%% of thread time on",
+			 (unsigned)(s->weight[s->thread_idx] * 100.0 / s->total_weight));
+		threads = split;
+	} else {
 		threads = "threads on";
+	}
 	/* "only" when the biggest share is already at home, just not enough. */
 	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
 		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
@@ -937,6 +948,14 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	cap_move(a, cfg);
 	if (s->can_narrow)
 		narrow_to(a, s, t->task, &topo->nodes[chosen->cpu_idx].cpus);
+	if (!a->move_pages && !a->set_affinity) {
+		/* Its pages are there and its mask already confines it there:
+		 * the threads follow by themselves. */
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+		    "%s: its affinity already keeps it on node %d", place,
+		    topo->nodes[chosen->cpu_idx >= 0 ? chosen->cpu_idx : chosen->mem_idx].id);
+		return;
+	}
 	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
 	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,

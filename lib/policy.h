@@ -64,7 +64,7 @@ struct np_action {
 	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
 	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
 	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
-	unsigned locality_percent;     /* share of memory on the threads' node, before acting */
+	unsigned locality_percent;     /* % of its memory on its threads' home node, rounded down */
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 

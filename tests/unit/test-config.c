@@ -374,6 +374,30 @@ static void test_load(void)
 	np_config_free(&cfg);
 }
 
+/* A number key's documented "range LO..HI" is the one the parser enforces:
+ * its out-of-range message quotes the range. */
+static void check_documented_range(const char *where, const char *key, const char *doc)
+{
+	const char *range = strcasestr(doc, "range "), *refusal;
+	char text[128], documented[64];
+	size_t n;
+
+	if (!range || strstr(doc, " each"))
+		return;
+	range += strlen("range ");
+	for (n = strspn(range, "0123456789."); n > 0 && range[n - 1] == '.'; n--)
+		;
+	snprintf(documented, sizeof(documented), "%.*s", (int)n, range);
+	snprintf(text, sizeof(text), "%s = 99999999999999999999\n", key);
+	refusal = strstr(only_error(text), "out of range ");
+	CHECK(refusal != NULL);
+	if (refusal && strcmp(refusal + strlen("out of range "), documented) != 0) {
+		fprintf(stderr, "%s: %s has range %s, the parser says %s\n", where, key, documented,
+			refusal);
+		CHECK(false);
+	}
+}
+
 /* Every default the shipped config shows, uncommented, is the default the
  * code has, and every key is shown. */
 static void test_shipped_defaults(void)
@@ -381,7 +405,7 @@ static void test_shipped_defaults(void)
 	const char *root = getenv("NP_SOURCE_ROOT");
 	struct np_config defaults, shown;
 	struct np_config_errors errs = {0};
-	char path[4096], line[512], *text, *written;
+	char path[4096], line[512], block[2048] = "", *text, *written;
 	size_t size, nr_shown = 0, nr_keys = 0;
 	FILE *in, *out;
 
@@ -395,8 +419,17 @@ static void test_shipped_defaults(void)
 		size_t key_len = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_");
 
 		if (line[0] == '#' && key_len > 0 && strncmp(line + 1 + key_len, " =", 2) == 0) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "%.*s", (int)key_len, line + 1);
+			check_documented_range("numaplaced.conf", key, block);
+			block[0] = '\0';
 			fputs(line + 1, out);
 			nr_shown++;
+		} else if (line[0] == '#' && strlen(block) + strlen(line) < sizeof(block)) {
+			strcat(block, line);
+		} else {
+			block[0] = '\0';
 		}
 	}
 	fclose(in);
@@ -508,27 +541,6 @@ static bool names_key(const char *line, const char *key)
 	return false;
 }
 
-/* A number key's documented "range LO..HI" is the one the parser enforces:
- * its out-of-range message quotes the range. */
-static void check_documented_range(const char *key, const char *entry)
-{
-	const char *range = strstr(entry, "range "), *end;
-	char text[128], documented[64], *refusal;
-
-	if (!range || strstr(entry, " each"))
-		return;
-	end = range + strspn(range + 6, "0123456789.") + 6;
-	snprintf(documented, sizeof(documented), "%.*s", (int)(end - range), range);
-	snprintf(text, sizeof(text), "%s = 99999999999999999999\n", key);
-	refusal = strstr(only_error(text), "out of range ");
-	CHECK(refusal != NULL);
-	if (refusal && strcmp(refusal + 7, documented) != 0) {
-		fprintf(stderr, "numaplaced.conf(5): %s has %s, the parser %s\n", key, documented,
-			refusal + 7);
-		CHECK(false);
-	}
-}
-
 /* numaplaced.conf(5) has an entry for every key, showing its default and,
  * for numbers, its range. */
 static void test_man_page(void)
@@ -562,7 +574,7 @@ static void test_man_page(void)
 		for (size_t i = 0; i < nr_entries; i++) {
 			if (names_key(entries[i], kv) && strstr(entries[i], shown)) {
 				found = true;
-				check_documented_range(kv, entries[i]);
+				check_documented_range("numaplaced.conf(5)", kv, entries[i]);
 			}
 		}
 		if (!found)
