@@ -2,6 +2,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <numa.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ struct np_logger {
 	unsigned burst;
 	uint64_t interval_ms;
 	struct np_log_clock clock;
+	struct event *flush_timer; /* NULL until np_logger_attach */
 	/* The one past NP_LOG_SLOTS is shared by keys that find no slot. */
 	struct np_log_slot slots[NP_LOG_SLOTS + 1];
 };
@@ -94,10 +96,42 @@ void np_logger_set_priority(struct np_logger *log, int max_priority)
 	log->max_priority = max_priority;
 }
 
+/* (Re)arm the flush timer for the current interval; off when rate limiting
+ * is, since a zero period would spin the loop. */
+static int arm_flush_timer(struct np_logger *log)
+{
+	struct timeval period = {
+	    .tv_sec = (time_t)(log->interval_ms / 1000),
+	    .tv_usec = (suseconds_t)(log->interval_ms % 1000) * 1000,
+	};
+
+	if (!log->flush_timer)
+		return 0;
+	if (!log->burst || !log->interval_ms)
+		return event_del(log->flush_timer) < 0 ? -ENOMEM : 0;
+	return event_add(log->flush_timer, &period) < 0 ? -ENOMEM : 0;
+}
+
 void np_logger_set_ratelimit(struct np_logger *log, unsigned burst, uint64_t interval_ms)
 {
 	log->burst = burst;
 	log->interval_ms = interval_ms;
+	arm_flush_timer(log);
+}
+
+static void flush_tick(evutil_socket_t fd, short what, void *arg)
+{
+	np_logger_flush(arg, false);
+}
+
+int np_logger_attach(struct np_logger *log, struct event_base *base)
+{
+	if (log->flush_timer)
+		event_free(log->flush_timer);
+	log->flush_timer = event_new(base, -1, EV_PERSIST, flush_tick, log);
+	if (!log->flush_timer)
+		return -ENOMEM;
+	return arm_flush_timer(log);
 }
 
 void np_logger_set_clock(struct np_logger *log, const struct np_log_clock *clock)
@@ -297,6 +331,8 @@ void np_logger_free(struct np_logger *log)
 	if (!log)
 		return;
 	np_logger_flush(log, true);
+	if (log->flush_timer)
+		event_free(log->flush_timer);
 	for (struct np_log_slot *s = log->slots; s < log->slots + NP_LOG_SLOTS; s++)
 		free(s->key);
 	if (libnuma_logger == log)

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <time.h>
 
+struct event_base;
+
 /*
  * The program's log sink. Library messages arrive through np_daemon_log_fn
  * (an np_log_fn); the program's own go through np_logger_log. Each message is
@@ -73,6 +75,11 @@ void np_logger_logv(struct np_logger *log, const char *key, int priority, const 
  * @all), so a burst that stops still gets its count. Call it from a timer
  * every interval and before exiting. Returns the number of summaries. */
 unsigned np_logger_flush(struct np_logger *log, bool all);
+
+/* Run np_logger_flush(@log, false) from a timer on @base every interval, so
+ * summaries come out on time. Free the logger before @base. Returns 0 or
+ * -ENOMEM. */
+int np_logger_attach(struct np_logger *log, struct event_base *base);
 
 /* Send libnuma's numa_warn() and numa_error() messages to @log (NULL: back
  * to stderr). libnuma offers no data pointer, so this one is process-wide. */

@@ -1,7 +1,245 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
 
-int main(void)
+#include "config.h"
+#include "context.h"
+#include "daemon.h"
+#include "report.h"
+
+#define EXIT_USAGE 2
+
+struct options {
+	bool report;
+	bool json;
+	bool check_config;
+	bool verbose;
+	bool dry_run;
+	bool foreground;
+	const char *root;
+	const char *config_path;
+	uint64_t report_min_rss_mb;
+};
+
+static void usage(FILE *out)
 {
+	fprintf(out,
+		"Usage: numaplaced [OPTION]...\n"
+		"Place tasks next to their memory on NUMA machines.\n"
+		"Without --report or --check-config, run as a daemon until SIGTERM.\n"
+		"\n"
+		"      --dry-run         run, but only log what would be done\n"
+		"  -f, --foreground      do not detach from the terminal\n"
+		"  -r, --report          print where every task's memory is and exit\n"
+		"  -j, --json            with --report: print JSON\n"
+		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
+		"      --root=DIR        read /proc and /sys under DIR instead of /\n"
+		"  -c, --config=FILE     configuration file (default " NP_CONFIG_DEFAULT_PATH ")\n"
+		"  -n, --check-config    check the configuration and exit; with -v print it\n"
+		"  -v, --verbose         more output\n"
+		"  -h, --help            show this help and exit\n"
+		"  -V, --version         show the version and exit\n");
+}
+
+static void log_to_stderr(void *data, int priority, const char *fmt, va_list args)
+{
+	static const char *const names[] = {"emerg", "alert", "crit", "error",
+					    "warning", "notice", "info", "debug"};
+
+	fprintf(stderr, "numaplaced: %s: ", names[priority & 7]);
+	vfprintf(stderr, fmt, args);
+	fputc('\n', stderr);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
 	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *opts)
+{
+	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN };
+	static const struct option longopts[] = {
+		{"report", no_argument, NULL, 'r'},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"foreground", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
+		{"root", required_argument, NULL, OPT_ROOT},
+		{"config", required_argument, NULL, 'c'},
+		{"check-config", no_argument, NULL, 'n'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	int c;
+
+	opts->report_min_rss_mb = 1;
+	while ((c = getopt_long(argc, argv, "rjc:nvfhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			opts->report = true;
+			break;
+		case 'j':
+			opts->json = true;
+			break;
+		case OPT_MIN_RSS:
+			if (parse_u64(optarg, &opts->report_min_rss_mb) ||
+			    opts->report_min_rss_mb > UINT64_MAX >> 20) {
+				fprintf(stderr, "numaplaced: --min-rss: not a size in MiB: '%s'\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_DRY_RUN:
+			opts->dry_run = true;
+			break;
+		case 'f':
+			opts->foreground = true;
+			break;
+		case OPT_ROOT:
+			opts->root = optarg;
+			break;
+		case 'c':
+			opts->config_path = optarg;
+			break;
+		case 'n':
+			opts->check_config = true;
+			break;
+		case 'v':
+			opts->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_SUCCESS);
+		case 'V':
+			printf("numaplaced %s\n", NP_VERSION);
+			exit(EXIT_SUCCESS);
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "numaplaced: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (opts->json && !opts->report) {
+		fprintf(stderr, "numaplaced: --json goes with --report\n");
+		return EXIT_USAGE;
+	}
+	if (opts->check_config + opts->report + (opts->dry_run || opts->foreground) > 1) {
+		fprintf(stderr, "numaplaced: --check-config, --report and running the daemon "
+				"exclude each other\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Load the configuration: the named file, or the default path when it
+ * exists, or the built-in defaults. Prints every error. */
+static int load_config(const struct options *opts, struct np_config *cfg)
+{
+	struct np_config_errors errs = {0};
+	const char *path = opts->config_path;
+	int err;
+
+	np_config_init(cfg);
+	if (!path) {
+		if (access(NP_CONFIG_DEFAULT_PATH, F_OK) != 0)
+			return 0;
+		path = NP_CONFIG_DEFAULT_PATH;
+	}
+	err = np_config_load(path, cfg, &errs);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.msg[i]);
+	np_config_errors_free(&errs);
+	return err;
+}
+
+static int run_report(const struct options *opts, const struct np_config *cfg)
+{
+	struct np_report *report;
+	struct np_ctx *ctx;
+	int err;
+
+	err = np_ctx_new(opts->root, &ctx);
+	if (err) {
+		fprintf(stderr, "numaplaced: %s: %s\n", opts->root, strerror(-err));
+		return EXIT_FAILURE;
+	}
+	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
+	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
+	err = np_report_collect(ctx, cfg, opts->report_min_rss_mb << 20, &report);
+	if (err) {
+		fprintf(stderr, "numaplaced: cannot observe %s: %s\n", np_ctx_root(ctx),
+			strerror(-err));
+		np_ctx_free(ctx);
+		return EXIT_FAILURE;
+	}
+	err = opts->json ? np_report_write_json(report, stdout)
+			 : np_report_write_text(report, stdout);
+	np_report_free(report);
+	np_ctx_free(ctx);
+	if (err || fflush(stdout) != 0) {
+		fprintf(stderr, "numaplaced: writing the report: %s\n", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opts = {0};
+	struct np_config cfg;
+	int ret;
+
+	ret = parse_options(argc, argv, &opts);
+	if (ret)
+		return ret;
+	if (load_config(&opts, &cfg) != 0) {
+		np_config_free(&cfg);
+		return EXIT_FAILURE;
+	}
+	if (opts.check_config) {
+		if (opts.verbose)
+			np_config_write(&cfg, stdout);
+		ret = EXIT_SUCCESS;
+	} else if (opts.report) {
+		ret = run_report(&opts, &cfg);
+	} else {
+		struct np_daemon_options dopts = {
+			.root = opts.root,
+			.config_path = opts.config_path,
+			.dry_run = opts.dry_run,
+			.foreground = opts.foreground,
+			.verbose = opts.verbose,
+		};
+
+		if (!dopts.config_path && access(NP_CONFIG_DEFAULT_PATH, F_OK) == 0)
+			dopts.config_path = NP_CONFIG_DEFAULT_PATH;
+		/* The daemon takes the configuration over. */
+		return np_daemon_run(&dopts, &cfg);
+	}
+	np_config_free(&cfg);
+	return ret;
 }

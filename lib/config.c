@@ -530,11 +530,43 @@ static bool check_word(struct parser *p, const struct key *k, char *w)
 	}
 }
 
+static int store_pids(struct np_config *cfg, char **words, size_t n)
+{
+	int *pids = NULL;
+
+	if (n && !(pids = calloc(n, sizeof(*pids))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		pids[i] = atoi(words[i]); /* checked: 1..NP_CONFIG_PID_MAX */
+	free(cfg->exclude_pid);
+	cfg->exclude_pid = pids;
+	cfg->nr_exclude_pid = n;
+	return 0;
+}
+
+static int store_words(struct np_strv *dst, char **words, size_t n)
+{
+	struct np_strv sv = {NULL, 0};
+
+	if (n && !(sv.v = calloc(n, sizeof(*sv.v))))
+		return -ENOMEM;
+	for (; sv.n < n; sv.n++) {
+		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
+			strv_free(&sv);
+			return -ENOMEM;
+		}
+	}
+	strv_free(dst);
+	*dst = sv;
+	return 0;
+}
+
 static bool set_list(struct parser *p, const struct key *k, const char *value)
 {
 	char *copy = strdup(value), **words = NULL;
 	size_t n = 0;
 	bool ok = true;
+	int err;
 
 	if (!copy || split_words(copy, &words, &n) < 0) {
 		free(copy);
@@ -543,35 +575,12 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	}
 	for (size_t i = 0; i < n; i++)
 		ok = check_word(p, k, words[i]) && ok;
-	if (ok && k->kind == KIND_PIDS) {
-		int *pids = n ? calloc(n, sizeof(*pids)) : NULL;
-
-		if (n && !pids) {
+	if (ok) {
+		err = k->kind == KIND_PIDS ? store_pids(&p->cfg, words, n)
+					   : store_words(field(&p->cfg, k), words, n);
+		if (err < 0) {
 			p->out_of_memory = true;
 			ok = false;
-		}
-		for (size_t i = 0; ok && i < n; i++)
-			pids[i] = atoi(words[i]);
-		if (ok) {
-			free(p->cfg.exclude_pid);
-			p->cfg.exclude_pid = pids;
-			p->cfg.nr_exclude_pid = n;
-		}
-	} else if (ok) {
-		struct np_strv sv = {n ? calloc(n, sizeof(char *)) : NULL, 0};
-
-		for (; sv.n < n; sv.n++) {
-			if (!sv.v || !(sv.v[sv.n] = strdup(words[sv.n]))) {
-				p->out_of_memory = true;
-				ok = false;
-				break;
-			}
-		}
-		if (ok) {
-			strv_free(field(&p->cfg, k));
-			*(struct np_strv *)field(&p->cfg, k) = sv;
-		} else {
-			strv_free(&sv);
 		}
 	}
 	free(words);
@@ -579,8 +588,10 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	return ok;
 }
 
-/* A loopback address and port: 127.x.y.z:PORT or [::1]:PORT. The metrics
- * are not meant for the network; a proxy can publish them. */
+/* A loopback address and port, as the metrics endpoint takes them:
+ * 127.x.y.z:PORT, [::1]:PORT (or a v4-mapped 127.x.y.z) or localhost:PORT;
+ * port 0 picks a free one. The endpoint has no authentication, so it never
+ * listens beyond the machine; a proxy can publish it. */
 static bool parse_listen(const char *value, char **normalised)
 {
 	const char *colon = strrchr(value, ':');
@@ -592,7 +603,7 @@ static bool parse_listen(const char *value, char **normalised)
 		struct in6_addr v6;
 	} addr;
 
-	if (!colon || parse_decimal(colon + 1, &port) < 0 || port < 1 || port > 65535)
+	if (!colon || parse_decimal(colon + 1, &port) < 0 || port > 65535)
 		return false;
 	host_len = (size_t)(colon - value);
 	if (host_len >= sizeof(host))
@@ -603,11 +614,14 @@ static bool parse_listen(const char *value, char **normalised)
 		if (host_len < 2 || host[host_len - 1] != ']')
 			return false;
 		host[host_len - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1 || !IN6_IS_ADDR_LOOPBACK(&addr.v6))
+		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1)
+			return false;
+		if (!IN6_IS_ADDR_LOOPBACK(&addr.v6) &&
+		    !(IN6_IS_ADDR_V4MAPPED(&addr.v6) && addr.v6.s6_addr[12] == 127))
 			return false;
 		host[host_len - 1] = ']';
-	} else if (inet_pton(AF_INET, host, &addr.v4) != 1 ||
-		   (ntohl(addr.v4.s_addr) >> 24) != 127) {
+	} else if (strcmp(host, "localhost") != 0 && (inet_pton(AF_INET, host, &addr.v4) != 1 ||
+						      (ntohl(addr.v4.s_addr) >> 24) != 127)) {
 		return false;
 	}
 	return asprintf(normalised, "%s:%" PRIu64, host, port) >= 0;
@@ -619,8 +633,8 @@ static bool set_listen(struct parser *p, const struct key *k, const char *value)
 
 	if (*value && !parse_listen(value, &listen)) {
 		add_error(p, p->line,
-			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464) "
-			  "or empty",
+			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464, "
+			  "localhost:9464) or empty",
 			  k->name, value);
 		return false;
 	}
@@ -647,6 +661,12 @@ static int handle_key(void *user, const char *section, const char *name, const c
 		return 0;
 	}
 	p->set_on[i] = p->line;
+	if (!*value &&
+	    (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)) {
+		add_error(p, p->line, "%s: missing value", name);
+		p->bad[i] = true;
+		return 0;
+	}
 	switch (k->kind) {
 	case KIND_U64:
 	case KIND_UNSIGNED:

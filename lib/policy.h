@@ -20,30 +20,30 @@
 
 /* What to do with one task. */
 enum np_action_kind {
-	NP_ACTION_KEEP,   /* leave it where it is */
-	NP_ACTION_MOVE,   /* pages and/or threads to target_node */
+	NP_ACTION_KEEP,	  /* leave it where it is */
+	NP_ACTION_MOVE,	  /* pages and/or threads to target_node */
 	NP_ACTION_SPREAD, /* it fits no single node: keep it within target_nodes */
-	NP_ACTION_SKIP,   /* not considered (the reason says why) */
+	NP_ACTION_SKIP,	  /* not considered (the reason says why) */
 };
 
 /* Why. Stable: the names (np_reason_name) are part of the JSON report. */
 enum np_reason {
-	NP_REASON_LOCAL,            /* keep: enough memory is where the threads run */
+	NP_REASON_LOCAL,	    /* keep: enough memory is where the threads run */
 	NP_REASON_NO_BETTER_NODE,   /* keep: no placement is clearly better than now */
-	NP_REASON_NO_ROOM,          /* keep: the nodes it should go to lack headroom */
-	NP_REASON_HYSTERESIS,       /* keep: a recent decision holds, or inputs disagree */
-	NP_REASON_MISPLACED,        /* move: memory is away from the threads */
-	NP_REASON_TOO_BIG,          /* spread: larger than any one node can hold */
-	NP_REASON_SINGLE_NODE,      /* keep: nowhere else to go */
-	NP_REASON_TOO_YOUNG,        /* skip: younger than scan_delay_ms */
-	NP_REASON_TOO_SMALL,        /* skip: RSS below min_rss_mb */
-	NP_REASON_IDLE,             /* skip: CPU below min_cpu_percent */
-	NP_REASON_EXCLUDED,         /* skip: pid, comm or cgroup filter */
+	NP_REASON_NO_ROOM,	    /* keep: the nodes it should go to lack headroom */
+	NP_REASON_HYSTERESIS,	    /* keep: a recent decision holds, or inputs disagree */
+	NP_REASON_MISPLACED,	    /* move: memory is away from the threads */
+	NP_REASON_TOO_BIG,	    /* spread: larger than any one node can hold */
+	NP_REASON_SINGLE_NODE,	    /* keep: nowhere else to go */
+	NP_REASON_TOO_YOUNG,	    /* skip: younger than scan_delay_ms */
+	NP_REASON_TOO_SMALL,	    /* skip: RSS below min_rss_mb */
+	NP_REASON_IDLE,		    /* skip: CPU below min_cpu_percent */
+	NP_REASON_EXCLUDED,	    /* skip: pid, comm or cgroup filter */
 	NP_REASON_KERNEL_THREAD,    /* skip: kernel threads are not ours to move */
-	NP_REASON_BOUND,            /* skip: its own cpuset or affinity leaves no choice */
+	NP_REASON_BOUND,	    /* skip: its own cpuset or affinity leaves no choice */
 	NP_REASON_KERNEL_BALANCING, /* skip: kernel NUMA balancing is on, kernel_balancing=defer */
 	NP_REASON_NO_MEMORY_DATA,   /* skip: no numa_maps totals, or they are empty */
-	NP_REASON_NO_DETAILS,       /* skip: allowed CPUs and nodes were not read */
+	NP_REASON_NO_DETAILS,	    /* skip: allowed CPUs and nodes were not read */
 	NP_REASON_COUNT,
 };
 
@@ -54,17 +54,17 @@ struct np_action {
 	uint64_t start_ticks; /* with pid, the task's identity: verify before acting */
 	enum np_action_kind kind;
 	enum np_reason reason;
-	bool move_pages;   /* migrate pages from source_nodes into target_nodes */
-	bool set_affinity; /* set the threads' affinity to target_cpus */
-	bool partial;      /* move_bytes was capped by max_migrate_mb_per_scan */
-	int target_node;   /* MOVE: the node; SPREAD: the set's anchor; else -1 */
+	bool move_pages;	       /* migrate pages from source_nodes into target_nodes */
+	bool set_affinity;	       /* set the threads' affinity to target_cpus */
+	bool partial;		       /* move_bytes was capped by max_migrate_mb_per_scan */
+	int target_node;	       /* where it goes, or would go if held back; -1: nowhere */
 	struct np_bitmap target_nodes; /* MOVE: {target_node}; SPREAD: the set */
 	struct np_bitmap source_nodes; /* nodes holding the pages to move */
 	struct np_bitmap target_cpus;  /* when set_affinity */
-	uint64_t move_bytes;      /* bytes to migrate this scan (after the cap) */
-	uint64_t misplaced_bytes; /* bytes outside the target, before the cap */
-	uint64_t total_bytes;     /* the task's resident bytes over all nodes */
-	unsigned locality_percent; /* share of memory on the threads' node, before acting */
+	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
+	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
+	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
+	unsigned locality_percent;     /* % of its memory on its threads' home node, rounded down */
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 
@@ -72,19 +72,21 @@ struct np_action {
  * What the policy remembers about one task between scans. The caller keeps
  * one per task identity (pid, start_ticks), starts it with
  * np_policy_history_init() and passes it back at every look; the policy
- * updates it. One look is one period for hysteresis_periods.
+ * updates it. One look is one period for hysteresis_periods. The policy
+ * records a move as made; a caller that does not carry it out (dry run,
+ * failure) may put back the copy it had before the call.
  */
 struct np_policy_history {
-	int target_node;             /* node the last move went toward; -1: none yet */
-	int proposed_node;           /* best node at the last look; -1: none */
-	unsigned proposed_streak;    /* consecutive looks that proposed proposed_node */
-	unsigned looks;              /* looks so far */
-	unsigned looks_since_change; /* looks since target_node last changed */
-	unsigned looks_since_dispute; /* looks since one proposed a node other than target */
-	unsigned flips;              /* times target_node changed from one node to another */
-	bool narrowed;               /* the policy narrowed the affinity to target_cpus */
+	int target_node;		/* node the last move went toward; -1: none yet */
+	int proposed_node;		/* best node at the last look; -1: none */
+	unsigned proposed_streak;	/* consecutive looks that proposed proposed_node */
+	unsigned looks;			/* looks so far */
+	unsigned looks_since_change;	/* looks since target_node last changed */
+	unsigned looks_since_dispute;	/* looks since one proposed a node other than target */
+	unsigned flips;			/* times target_node changed from one node to another */
+	bool narrowed;			/* the policy narrowed the affinity to target_cpus */
 	struct np_bitmap narrowed_cpus; /* what it set */
-	struct np_bitmap cpus_before;   /* the task's allowed CPUs before that */
+	struct np_bitmap cpus_before;	/* the task's allowed CPUs before that */
 };
 
 /* The machine at one scan. */
@@ -124,8 +126,8 @@ void np_policy_history_init(struct np_policy_history *hist);
  * numa_maps for tasks the policy would skip anyway. Returns true when the
  * task passes; otherwise fills @out with the skip and returns false.
  */
-bool np_policy_screen(const struct np_config *cfg, const struct np_task *task,
-		      double cpu_percent, struct np_action *out);
+bool np_policy_screen(const struct np_config *cfg, const struct np_task *task, double cpu_percent,
+		      struct np_action *out);
 
 /* Decide for one task into @out, updating its history. */
 void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,

@@ -177,8 +177,8 @@ static void test_errors(void)
 		  "t.conf:1: min_rss_mb: '-1' is not a non-negative integer");
 	CHECK_STR(only_error("min_rss_mb = +1\n"),
 		  "t.conf:1: min_rss_mb: '+1' is not a non-negative integer");
-	CHECK_STR(only_error("min_rss_mb =\n"),
-		  "t.conf:1: min_rss_mb: '' is not a non-negative integer");
+	CHECK_STR(only_error("min_rss_mb =\n"), "t.conf:1: min_rss_mb: missing value");
+	CHECK_STR(only_error("affinity = ; none\n"), "t.conf:1: affinity: missing value");
 	CHECK_STR(only_error("min_rss_mb = 18446744073709551616\n"),
 		  "t.conf:1: min_rss_mb: 18446744073709551616 is out of range 0..1048576");
 	CHECK_STR(only_error("min_cpu_percent = 101\n"),
@@ -222,11 +222,14 @@ static void test_errors(void)
 
 static void test_metrics_listen(void)
 {
-	static const char *const good[] = {"127.0.0.1:9464", "127.1.2.3:1", "[::1]:65535"};
-	static const char *const bad[] = {"0.0.0.0:9464", "10.0.0.1:9464",   "127.0.0.1",
-					  "127.0.0.1:0",  "127.0.0.1:65536", "[::]:9464",
-					  "::1:9464",	  "[::1]9464",	     "localhost:9464",
-					  "127.0.0.1:x",  "[::1:9464",	     ":9464"};
+	static const char *const good[] = {"127.0.0.1:9464", "127.1.2.3:1",
+					   "[::1]:65535",    "localhost:9464",
+					   "127.0.0.1:0",    "[::ffff:127.0.0.2]:80"};
+	static const char *const bad[] = {
+	    "0.0.0.0:9464", "10.0.0.1:9464", "127.0.0.1", "127.0.0.1:65536",
+	    "[::]:9464",    "::1:9464",	     "[::1]9464", "localhost.:9464",
+	    "127.0.0.1:x",  "[::1:9464",     ":9464",	  "[::ffff:10.0.0.1]:80",
+	};
 	char text[128], expected[256];
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -237,7 +240,7 @@ static void test_metrics_listen(void)
 		snprintf(text, sizeof(text), "metrics_listen = %s\n", bad[i]);
 		snprintf(expected, sizeof(expected),
 			 "t.conf:1: metrics_listen: '%s' is not a loopback address:port "
-			 "(127.0.0.1:9464, [::1]:9464) or empty",
+			 "(127.0.0.1:9464, [::1]:9464, localhost:9464) or empty",
 			 bad[i]);
 		CHECK_STR(only_error(text), expected);
 	}
@@ -371,6 +374,216 @@ static void test_load(void)
 	np_config_free(&cfg);
 }
 
+/* A number key's documented "range LO..HI" is the one the parser enforces:
+ * its out-of-range message quotes the range. */
+static void check_documented_range(const char *where, const char *key, const char *doc)
+{
+	const char *range = strcasestr(doc, "range "), *refusal;
+	char text[128], documented[64];
+	size_t n;
+
+	if (!range || strstr(doc, " each"))
+		return;
+	range += strlen("range ");
+	for (n = strspn(range, "0123456789."); n > 0 && range[n - 1] == '.'; n--)
+		;
+	snprintf(documented, sizeof(documented), "%.*s", (int)n, range);
+	snprintf(text, sizeof(text), "%s = 99999999999999999999\n", key);
+	refusal = strstr(only_error(text), "out of range ");
+	CHECK(refusal != NULL);
+	if (refusal && strcmp(refusal + strlen("out of range "), documented) != 0) {
+		fprintf(stderr, "%s: %s has range %s, the parser says %s\n", where, key, documented,
+			refusal);
+		CHECK(false);
+	}
+}
+
+/* Every default the shipped config shows, uncommented, is the default the
+ * code has, and every key is shown. */
+static void test_shipped_defaults(void)
+{
+	const char *root = getenv("NP_SOURCE_ROOT");
+	struct np_config defaults, shown;
+	struct np_config_errors errs = {0};
+	char path[4096], line[512], block[2048] = "", *text, *written;
+	size_t size, nr_shown = 0, nr_keys = 0;
+	FILE *in, *out;
+
+	snprintf(path, sizeof(path), "%s/conf/numaplaced.conf", root ? root : ".");
+	in = fopen(path, "r");
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	out = open_memstream(&text, &size);
+	while (fgets(line, sizeof(line), in)) {
+		size_t key_len = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_");
+
+		if (line[0] == '#' && key_len > 0 && strncmp(line + 1 + key_len, " =", 2) == 0) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "%.*s", (int)key_len, line + 1);
+			check_documented_range("numaplaced.conf", key, block);
+			block[0] = '\0';
+			fputs(line + 1, out);
+			nr_shown++;
+		} else if (line[0] == '#' && strlen(block) + strlen(line) < sizeof(block)) {
+			strcat(block, line);
+		} else {
+			block[0] = '\0';
+		}
+	}
+	fclose(in);
+	fclose(out);
+
+	np_config_init(&defaults);
+	np_config_init(&shown);
+	CHECK_INT(np_config_parse(path, text, size, &shown, &errs), 0);
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "%s\n", errs.msg[i]);
+	CHECK(np_config_equal(&shown, &defaults));
+	written = write_to_string(&defaults);
+	for (const char *c = written; *c; c++)
+		nr_keys += *c == '\n';
+	CHECK_INT(nr_shown, nr_keys);
+	CHECK_INT(nr_keys, 21);
+	free(written);
+	free(text);
+	np_config_errors_free(&errs);
+	np_config_free(&shown);
+}
+
+/* Random text from config-like pieces never crashes the parser, a refused
+ * text always says why, and an accepted one round-trips. */
+static void test_random_text(void)
+{
+	static const char *const pieces[] = {
+	    "min_rss_mb",
+	    "tick_ms",
+	    "include_comm",
+	    "exclude_pid",
+	    "metrics_listen",
+	    "affinity",
+	    "log_level",
+	    " = ",
+	    "=",
+	    "\n",
+	    "\r\n",
+	    " ",
+	    "\t",
+	    "#",
+	    ";",
+	    "[",
+	    "]",
+	    ":",
+	    "0",
+	    "12",
+	    "99999999999999999999",
+	    "-",
+	    "*",
+	    "/a/",
+	    "127.0.0.1:80",
+	    "node",
+	    "debug",
+	    "x",
+	    "\0",
+	    "\xef\xbb\xbf",
+	};
+	unsigned seed = 12345;
+	size_t accepted = 0, refused = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		struct np_config cfg, again;
+		struct np_config_errors errs = {0};
+		char text[1024];
+		size_t len = 0;
+		int err;
+
+		for (int n = (int)((seed = seed * 1103515245 + 12345) >> 16) % 40; n > 0; n--) {
+			unsigned pick = ((seed = seed * 1103515245 + 12345) >> 16) % 30;
+			size_t plen = pick == 28 ? 1 : strlen(pieces[pick]);
+
+			memcpy(text + len, pieces[pick], plen);
+			len += plen;
+		}
+		np_config_init(&cfg);
+		err = np_config_parse("r.conf", text, len, &cfg, &errs);
+		CHECK(err == 0 || err == -EINVAL);
+		CHECK((err == 0) == (errs.n == 0));
+		if (err == 0) {
+			char *out = write_to_string(&cfg);
+
+			np_config_init(&again);
+			CHECK_INT(parse(out, &again, &errs), 0);
+			CHECK(np_config_equal(&cfg, &again));
+			np_config_free(&again);
+			free(out);
+			accepted++;
+		} else {
+			refused++;
+		}
+		np_config_errors_free(&errs);
+		np_config_free(&cfg);
+	}
+	printf("random texts: %zu accepted, %zu refused\n", accepted, refused);
+	/* Both outcomes are exercised. */
+	CHECK(accepted > 100);
+	CHECK(refused > 100);
+}
+
+/* True when @line names @key as a word. */
+static bool names_key(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *at = strstr(line, key); at; at = strstr(at + 1, key))
+		if ((at == line || at[-1] == ' ') && (at[n] == ' ' || at[n] == '"'))
+			return true;
+	return false;
+}
+
+/* numaplaced.conf(5) has an entry for every key, showing its default and,
+ * for numbers, its range. */
+static void test_man_page(void)
+{
+	const char *root = getenv("NP_SOURCE_ROOT");
+	struct np_config defaults;
+	char path[4096], line[512], *written, *save = NULL;
+	char entries[64][512];
+	size_t nr_entries = 0;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "%s/conf/numaplaced.conf.5", root ? root : ".");
+	in = fopen(path, "r");
+	CHECK(in != NULL);
+	if (!in)
+		return;
+	while (fgets(line, sizeof(line), in) && nr_entries < 64)
+		if (strncmp(line, ".BR ", 4) == 0 && strstr(line, "(default "))
+			strcpy(entries[nr_entries++], line);
+	fclose(in);
+
+	np_config_init(&defaults);
+	written = write_to_string(&defaults);
+	for (char *kv = strtok_r(written, "\n", &save); kv; kv = strtok_r(NULL, "\n", &save)) {
+		char *eq = strstr(kv, " =");
+		char shown[128];
+		bool found = false;
+
+		*eq = '\0';
+		snprintf(shown, sizeof(shown), "(default %s", eq[2] ? eq + 3 : "empty");
+		for (size_t i = 0; i < nr_entries; i++) {
+			if (names_key(entries[i], kv) && strstr(entries[i], shown)) {
+				found = true;
+				check_documented_range("numaplaced.conf(5)", kv, entries[i]);
+			}
+		}
+		if (!found)
+			fprintf(stderr, "numaplaced.conf(5): no entry for %s %s\n", kv, shown);
+		CHECK(found);
+	}
+	free(written);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -382,6 +595,9 @@ int main(void)
 	test_error_order_and_lines();
 	test_lexical();
 	test_many_errors();
+	test_random_text();
 	test_load();
+	test_shipped_defaults();
+	test_man_page();
 	return check_done();
 }

@@ -3,6 +3,7 @@
 #include "context.h"
 #include "log.h"
 
+#include <event2/event.h>
 #include <numa.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -210,6 +211,33 @@ static void test_many_keys_bounded(void)
 	fclose(f);
 }
 
+/* Attached to a loop, the logger writes a summary when the window ends
+ * even if the key never comes back. */
+static void test_flush_timer(void)
+{
+	struct fake_clock clock = {.mono_ms = 1000};
+	struct event_base *base = event_base_new();
+	struct np_logger *log;
+	FILE *f;
+
+	log = new_logger(&f, NP_LOG_FORMAT_JOURNAL, &clock);
+	np_logger_set_ratelimit(log, 1, 20);
+	CHECK_INT(np_logger_attach(log, base), 0);
+	for (int i = 0; i < 5; i++)
+		np_logger_log(log, LOG_WARNING, "node %d: no memory", i);
+	CHECK_INT(count_lines(contents(f)), 1);
+	clock.mono_ms += 20;
+	event_base_loop(base, EVLOOP_ONCE);
+	CHECK_STR(last_line(contents(f)), "<4>... 4 similar messages suppressed in the last 1 s, "
+					  "the last: node 4: no memory");
+	/* Rate limiting off: no timer left to fire, the loop has nothing. */
+	np_logger_set_ratelimit(log, 0, 0);
+	CHECK_INT(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+	np_logger_free(log);
+	event_base_free(base);
+	fclose(f);
+}
+
 static void test_ratelimit_off(void)
 {
 	struct fake_clock clock = {0};
@@ -296,6 +324,7 @@ int main(void)
 	test_flood_is_summarised();
 	test_summary_on_next_window();
 	test_many_keys_bounded();
+	test_flush_timer();
 	test_ratelimit_off();
 	test_library_callback();
 	test_journal_detection();

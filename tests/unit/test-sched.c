@@ -1,24 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
-#include "sched.h"
+#include "scheduler.h"
 
 #include <errno.h>
 
 #define MIB (1024ull * 1024)
 #define HZ 100
 
-/* The config fields the scheduler reads, at their documented defaults. */
+/* The defaults: the tests are about what the daemon does out of the box. */
 static struct np_config test_config(void)
 {
-	return (struct np_config){
-	    .scan_delay_ms = 1000,
-	    .scan_period_min_ms = 1000,
-	    .scan_period_max_ms = 60000,
-	    .tick_ms = 250,
-	    .scan_budget_mb = 4096,
-	    .min_rss_mb = 100,
-	    .min_cpu_percent = 5,
-	};
+	struct np_config cfg;
+
+	np_config_init(&cfg);
+	return cfg;
 }
 
 /* A task born at @born_ms (clock time), busy on one CPU, of @rss_mb. */

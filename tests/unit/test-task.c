@@ -288,6 +288,50 @@ static void test_stat_arbitrary_bytes(void)
 		}
 	}
 	CHECK(ok > 0);
+	CHECK_INT(np_stat_parse(NULL, 0, &(struct np_stat){0}), -EINVAL);
+}
+
+/* The other two parsers on random bytes and damaged real text. */
+static void test_parsers_arbitrary_bytes(void)
+{
+	static const char status[] = "Name:\tsh\nVmRSS:\t    1716 kB\nThreads:\t1\n"
+				     "Cpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n";
+	static const char stat[] = "cpu  1 2 3 4 5 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+				   "cpu1 1 2 3 4\nintr 5\n";
+	struct np_status *st = malloc(sizeof(*st));
+	uint64_t seed = 0x2545f4914f6cdd1dull;
+	char buf[256];
+
+	for (unsigned round = 0; round < 20000; round++) {
+		const char *text = round % 4 < 2 ? status : stat;
+		size_t n, text_len = round % 4 < 2 ? sizeof(status) - 1 : sizeof(stat) - 1;
+		struct np_cpu_ticks *cpus;
+		unsigned nr, bad_line;
+		char *copy;
+
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		if (round % 2) {
+			n = seed % sizeof(buf);
+			for (size_t i = 0; i < n; i++)
+				buf[i] = (char)(seed >> (i % 56));
+		} else {
+			n = text_len - (seed >> 40) % 8;
+			memcpy(buf, text, n);
+			buf[(seed >> 8) % n] = (char)(seed >> 24);
+		}
+		copy = malloc(n ? n : 1);
+		memcpy(copy, buf, n);
+		if (np_status_parse(copy, n, st))
+			CHECK(st->bad_line >= 1);
+		if (np_cpu_ticks_parse(copy, n, &cpus, &nr, &bad_line) == 0)
+			free(cpus);
+		else
+			CHECK(bad_line >= 1);
+		free(copy);
+	}
+	free(st);
 }
 
 /* ---- np_status_parse ---- */
@@ -474,6 +518,12 @@ static void test_fixture_hostile(void)
 	CHECK(strstr(last_log, "1O") != NULL);
 	CHECK(!find_task(&list, 101) && !find_task(&list, 102) && !find_task(&list, 103));
 	CHECK_U64(list.uptime_ms, 1000500);
+	if (list.nr == 4) {
+		CHECK_INT(list.tasks[0].pid, 40);
+		CHECK_INT(list.tasks[1].pid, 100);
+		CHECK_INT(list.tasks[2].pid, 104);
+		CHECK_INT(list.tasks[3].pid, 200);
+	}
 
 	t = (struct np_task *)find_task(&list, 100);
 	CHECK(t && strcmp(t->comm, "x) R 9 9\n((") == 0);
@@ -724,6 +774,7 @@ int main(void)
 	test_stat_bad_fields();
 	test_stat_bad_lines();
 	test_stat_arbitrary_bytes();
+	test_parsers_arbitrary_bytes();
 	test_status();
 	test_cpu_ticks();
 	test_fixture_basic();

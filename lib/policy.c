@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The placement policy.
+ *
+ * A task is a set of threads and a set of pages. Its cost is the average
+ * distance from where its threads run to where its pages are: the SLIT
+ * distance already is relative memory latency (10 = local), so dividing by
+ * 10 gives "times local latency". When too little of a task's memory is
+ * local (locality_target_percent), the policy looks for a placement, a node
+ * for the threads and a node for the pages, that lowers this cost for good,
+ * and among those takes the one cheapest to reach.
+ *
+ * Ideas borrowed, not code:
+ * - From the kernel's NUMA balancing (kernel/sched/fair.c): the preferred
+ *   node is where the task's memory accesses would be local
+ *   (task_numa_placement), a task is only moved to a node whose load can
+ *   take it (task_numa_find_cpu and load_too_imbalanced), and a move must
+ *   improve things by more than noise before it is taken (the hysteresis in
+ *   task_numa_compare).
+ * - From numad (pick_numa_nodes): memory already on a node is a bias in
+ *   that node's favour, a task too large for one node gets the smallest set
+ *   of nodes that holds it, grown outward by distance from its best node,
+ *   and a task already placed well enough (target locality) is left alone.
+ * Unlike numad we never bind memory with cpusets: pages are moved and the
+ * kernel's own allocation policy is left alone, and unlike the kernel we
+ * see pages, not faults, so "where the threads ran" stands in for "where the
+ * accesses come from".
+ */
+#include "policy.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (UINT64_C(1) << 20)
+
+/*
+ * Weights of the cost terms, all in units of "one times local latency".
+ *
+ * MOVE_WEIGHT: migrating all of a task's pages is charged like half a local
+ * latency. It ranks the places a task could go: with remote distance 20,
+ * moving the threads to 62% of the pages (0.38 * 0.5 + THREAD_WEIGHT) beats
+ * moving 62% of the pages to the threads (0.31) only narrowly, which the
+ * margin below then settles in favour of staying.
+ *
+ * THREAD_WEIGHT: moving threads to another node costs them their caches;
+ * it is cheap next to moving memory, which is why the kernel prefers to move
+ * tasks to their memory. Charged on the share of thread time that moves.
+ *
+ * LOAD: a node whose CPUs would be more than LOAD_COMFORT busy after the
+ * threads join pays LOAD_WEIGHT per unit above it, so a node that would be
+ * fully busy costs as much as memory one distance step away.
+ *
+ * MARGIN: leaving the current preferred node needs a gain of at least this
+ * much, a tenth of local latency: small differences are noise in samples.
+ */
+#define MOVE_WEIGHT 0.5
+#define THREAD_WEIGHT 0.1
+#define LOAD_COMFORT 0.75
+#define LOAD_WEIGHT 4.0
+#define MARGIN 0.1
+#define EPSILON 1e-9
+
+/* A streak of looks needed to change the target grows with past flips, up to
+ * this many times hysteresis_periods. */
+#define MAX_FLIP_BACKOFF 4
+
+#define LOOKS_SATURATED (1u << 30)
+
+/* The machine as this decision sees it: the sample plus what earlier tasks
+ * of the same batch were planned to use. */
+struct view {
+	const struct np_policy_machine *m;
+	const struct np_topology *topo;
+	const uint64_t *planned_bytes; /* per index, or NULL */
+	const double *planned_busy;    /* per index, or NULL */
+};
+
+/* One task seen through the topology, by node index (not id). */
+struct sample {
+	uint64_t bytes[NP_MAX_NODES]; /* resident bytes per node index */
+	double weight[NP_MAX_NODES];  /* thread time per node index */
+	uint64_t total;		      /* over all node ids, online or not */
+	uint64_t offline_bytes;	      /* on node ids that are not online */
+	double total_weight;
+	bool mem_ok[NP_MAX_NODES]; /* may hold its pages: has memory, in Mems_allowed */
+	bool cpu_ok[NP_MAX_NODES]; /* may run its threads: has allowed CPUs */
+	unsigned nr_mem_ok, nr_cpu_ok;
+	int thread_idx;		       /* node index where most thread time is */
+	int home_idx;		       /* memory node for thread_idx */
+	int biggest_idx;	       /* node index holding the most bytes */
+	bool pinned;		       /* its allowed CPUs are all on one node */
+	bool can_narrow;	       /* the policy may set its affinity */
+	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
+	double task_cpus;	       /* CPUs it keeps busy */
+};
+
+struct placement {
+	int cpu_idx;
+	int mem_idx;
+	uint64_t move_bytes;
+	bool fits;
+	double steady; /* latency and load once there */
+	double cost;   /* steady plus the one-off cost of getting there */
+};
+
+static const char *const reason_names[NP_REASON_COUNT] = {
+    [NP_REASON_LOCAL] = "local",
+    [NP_REASON_NO_BETTER_NODE] = "no-better-node",
+    [NP_REASON_NO_ROOM] = "no-room",
+    [NP_REASON_HYSTERESIS] = "hysteresis",
+    [NP_REASON_MISPLACED] = "misplaced",
+    [NP_REASON_TOO_BIG] = "too-big",
+    [NP_REASON_SINGLE_NODE] = "single-node",
+    [NP_REASON_TOO_YOUNG] = "too-young",
+    [NP_REASON_TOO_SMALL] = "too-small",
+    [NP_REASON_IDLE] = "idle",
+    [NP_REASON_EXCLUDED] = "excluded",
+    [NP_REASON_KERNEL_THREAD] = "kernel-thread",
+    [NP_REASON_BOUND] = "bound",
+    [NP_REASON_KERNEL_BALANCING] = "kernel-balancing",
+    [NP_REASON_NO_MEMORY_DATA] = "no-memory-data",
+    [NP_REASON_NO_DETAILS] = "no-details",
+};
+
+const char *np_reason_name(enum np_reason reason)
+{
+	if ((unsigned)reason >= NP_REASON_COUNT)
+		return "unknown";
+	return reason_names[reason];
+}
+
+const char *np_action_kind_name(enum np_action_kind kind)
+{
+	switch (kind) {
+	case NP_ACTION_KEEP:
+		return "keep";
+	case NP_ACTION_MOVE:
+		return "move";
+	case NP_ACTION_SPREAD:
+		return "spread";
+	case NP_ACTION_SKIP:
+		return "skip";
+	}
+	return "unknown";
+}
+
+void np_policy_history_init(struct np_policy_history *hist)
+{
+	memset(hist, 0, sizeof(*hist));
+	hist->target_node = -1;
+	hist->proposed_node = -1;
+	hist->looks_since_dispute = LOOKS_SATURATED;
+	hist->looks_since_change = LOOKS_SATURATED;
+}
+
+/* ---- text ---- */
+
+static void say(struct np_action *a, enum np_action_kind kind, enum np_reason reason,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void say(struct np_action *a, enum np_action_kind kind, enum np_reason reason,
+		const char *fmt, ...)
+{
+	va_list args;
+
+	a->kind = kind;
+	a->reason = reason;
+	va_start(args, fmt);
+	vsnprintf(a->reason_text, sizeof(a->reason_text), fmt, args);
+	va_end(args);
+}
+
+struct size_text {
+	char s[24];
+};
+
+/* "300 KiB", "512 MiB", "12.5 GiB": short and exact enough to act on. */
+static struct size_text size_text(uint64_t bytes)
+{
+	struct size_text t;
+
+	if (bytes >= 10 * 1024 * MIB)
+		snprintf(t.s, sizeof(t.s), "%.1f GiB", (double)bytes / (double)(1024 * MIB));
+	else if (bytes >= MIB)
+		snprintf(t.s, sizeof(t.s), "%" PRIu64 " MiB", (bytes + MIB / 2) / MIB);
+	else
+		snprintf(t.s, sizeof(t.s), "%" PRIu64 " KiB", (bytes + 512) / 1024);
+	return t;
+}
+
+struct list_text {
+	char s[64];
+};
+
+static struct list_text list_text(const struct np_bitmap *set)
+{
+	struct list_text t;
+
+	if (np_bitmap_format_list(set, t.s, sizeof(t.s)) >= sizeof(t.s))
+		strcpy(t.s + sizeof(t.s) - 4, "...");
+	return t;
+}
+
+/* Rounded down: 89.9% local is not 90% local. */
+static unsigned percent(uint64_t part, uint64_t whole)
+{
+	return whole ? (unsigned)((double)part * 100.0 / (double)whole) : 0;
+}
+
+/* ---- screening ---- */
+
+static bool strv_match_glob(const struct np_strv *v, const char *s, const char **which)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		if (fnmatch(v->v[i], s, 0) == 0) {
+			*which = v->v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A prefix matches whole path components: "/system.slice" covers
+ * "/system.slice/cron.service", not "/system.slice2". */
+static bool cgroup_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (strncmp(path, prefix, n) != 0)
+		return false;
+	return path[n] == '\0' || path[n] == '/' || (n == 1 && prefix[0] == '/');
+}
+
+static bool strv_match_cgroup(const struct np_strv *v, const char *path, const char **which)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		if (cgroup_under(path, v->v[i])) {
+			*which = v->v[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static void action_init(struct np_action *a, const struct np_task *task)
+{
+	memset(a, 0, sizeof(*a));
+	a->pid = task->pid;
+	a->start_ticks = task->start_ticks;
+	a->target_node = -1;
+	a->kind = NP_ACTION_SKIP;
+}
+
+bool np_policy_screen(const struct np_config *cfg, const struct np_task *task, double cpu_percent,
+		      struct np_action *out)
+{
+	const enum np_action_kind skip = NP_ACTION_SKIP;
+	const char *which;
+
+	action_init(out, task);
+	out->total_bytes = task->rss_bytes;
+	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
+		say(out, skip, NP_REASON_KERNEL_THREAD, "kernel thread");
+		return false;
+	}
+	for (size_t i = 0; i < cfg->nr_exclude_pid; i++) {
+		if (cfg->exclude_pid[i] == task->pid) {
+			say(out, skip, NP_REASON_EXCLUDED, "pid %d is in exclude_pid", task->pid);
+			return false;
+		}
+	}
+	if (strv_match_glob(&cfg->exclude_comm, task->comm, &which)) {
+		say(out, skip, NP_REASON_EXCLUDED, "comm \"%s\" matches exclude_comm \"%s\"",
+		    task->comm, which);
+		return false;
+	}
+	if (cfg->include_comm.n && !strv_match_glob(&cfg->include_comm, task->comm, &which)) {
+		say(out, skip, NP_REASON_EXCLUDED, "comm \"%s\" matches no include_comm pattern",
+		    task->comm);
+		return false;
+	}
+	/* The cgroup is only known once details are read; np_policy_decide
+	 * screens again then. */
+	if (task->has_details && (cfg->exclude_cgroup.n || cfg->include_cgroup.n)) {
+		const char *cg = task->cgroup ? task->cgroup : "";
+
+		if (strv_match_cgroup(&cfg->exclude_cgroup, cg, &which)) {
+			say(out, skip, NP_REASON_EXCLUDED, "cgroup %s is under exclude_cgroup %s",
+			    cg, which);
+			return false;
+		}
+		if (cfg->include_cgroup.n && !strv_match_cgroup(&cfg->include_cgroup, cg, &which)) {
+			say(out, skip, NP_REASON_EXCLUDED, "cgroup %s is under no include_cgroup",
+			    *cg ? cg : "(unknown)");
+			return false;
+		}
+	}
+	if (task->age_ms < cfg->scan_delay_ms) {
+		say(out, skip, NP_REASON_TOO_YOUNG,
+		    "started %" PRIu64 " ms ago, scan_delay_ms is %" PRIu64, task->age_ms,
+		    cfg->scan_delay_ms);
+		return false;
+	}
+	if (task->rss_bytes < cfg->min_rss_mb * MIB) {
+		say(out, skip, NP_REASON_TOO_SMALL, "RSS %s is below min_rss_mb %" PRIu64,
+		    size_text(task->rss_bytes).s, cfg->min_rss_mb);
+		return false;
+	}
+	if (cpu_percent < (double)cfg->min_cpu_percent) {
+		say(out, skip, NP_REASON_IDLE,
+		    "%.1f%% CPU since the last look, below min_cpu_percent %u", cpu_percent,
+		    cfg->min_cpu_percent);
+		return false;
+	}
+	return true;
+}
+
+/* ---- the machine ---- */
+
+static double dist(const struct np_topology *topo, int from_idx, int to_idx)
+{
+	return topo->distance[(unsigned)from_idx * topo->nr_nodes + (unsigned)to_idx] / 10.0;
+}
+
+static double max_dist(const struct np_topology *topo)
+{
+	unsigned d = 10;
+
+	for (unsigned i = 0; i < topo->nr_nodes * topo->nr_nodes; i++)
+		if (topo->distance[i] > d)
+			d = topo->distance[i];
+	return d / 10.0;
+}
+
+static uint64_t view_free(const struct view *v, int idx)
+{
+	uint64_t free_bytes = v->m->node_free ? v->m->node_free[idx] : v->topo->nodes[idx].mem_free;
+	uint64_t planned = v->planned_bytes ? v->planned_bytes[idx] : 0;
+
+	return free_bytes > planned ? free_bytes - planned : 0;
+}
+
+static double view_busy(const struct view *v, int idx)
+{
+	double busy = v->m->node_busy ? v->m->node_busy[idx] : 0.0;
+
+	return busy + (v->planned_busy ? v->planned_busy[idx] : 0.0);
+}
+
+/* Free memory a node must keep after a move. */
+static uint64_t headroom(const struct view *v, const struct np_config *cfg, int idx)
+{
+	return v->topo->nodes[idx].mem_total / 100 * cfg->node_mem_headroom_percent;
+}
+
+/* What a node can hold of this task: what it holds plus what it can take. */
+static uint64_t capacity(const struct view *v, const struct np_config *cfg, const struct sample *s,
+			 int idx)
+{
+	uint64_t free_bytes = view_free(v, idx), keep = headroom(v, cfg, idx);
+
+	return s->bytes[idx] + (free_bytes > keep ? free_bytes - keep : 0);
+}
+
+/* The memory node threads on @cpu_idx should use: their own node when it may
+ * hold the pages, else the nearest one that may (distances are asymmetric:
+ * measured from the CPU). Ties go to the node with more free memory. */
+static int home_node(const struct view *v, const struct sample *s, int cpu_idx)
+{
+	int best = -1;
+
+	if (cpu_idx >= 0 && s->mem_ok[cpu_idx])
+		return cpu_idx;
+	for (int i = 0; i < (int)v->topo->nr_nodes; i++) {
+		if (!s->mem_ok[i])
+			continue;
+		if (best < 0) {
+			best = i;
+		} else if (cpu_idx < 0) {
+			/* No CPU known: the node holding most of it. */
+			if (s->bytes[i] > s->bytes[best])
+				best = i;
+		} else {
+			double d = dist(v->topo, cpu_idx, i), bd = dist(v->topo, cpu_idx, best);
+
+			if (d < bd || (d == bd && view_free(v, i) > view_free(v, best)))
+				best = i;
+		}
+	}
+	return best;
+}
+
+/* Build the per-index view of one task. Returns false when it has no bytes
+ * on any node. */
+static bool sample_task(const struct view *v, const struct np_config *cfg,
+			const struct np_policy_task *t, struct np_policy_history *h,
+			struct sample *s)
+{
+	const struct np_topology *topo = v->topo;
+	const struct np_task *task = t->task;
+	const struct np_bitmap *runs_on;
+	bool ticks = false, runs_ok[NP_MAX_NODES];
+	int pinned_idx = -1;
+
+	memset(s, 0, sizeof(*s));
+	for (unsigned id = 0; id < t->nr_node_slots; id++) {
+		int idx = np_topology_index(topo, (int)id);
+
+		s->total += t->node_bytes[id];
+		if (idx < 0)
+			s->offline_bytes += t->node_bytes[id];
+		else
+			s->bytes[idx] = t->node_bytes[id];
+	}
+	if (s->total == 0)
+		return false;
+
+	/* Our own narrowing is not the user's pinning: behind a mask we set,
+	 * the mask the task had before still rules. A mask someone else set
+	 * since replaces ours. */
+	s->allowed_cpus = task->cpus_allowed;
+	if (np_bitmap_empty(&s->allowed_cpus)) /* no Cpus_allowed line: no limit */
+		memset(&s->allowed_cpus, 0xff, sizeof(s->allowed_cpus));
+	if (h->narrowed) {
+		if (np_bitmap_equal(&task->cpus_allowed, &h->narrowed_cpus))
+			s->allowed_cpus = h->cpus_before;
+		else
+			h->narrowed = false;
+	}
+
+	/* Where its threads can run now: its actual mask, ours included. */
+	runs_on = np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
+
+	s->biggest_idx = 0;
+	for (int i = 0; i < (int)topo->nr_nodes; i++) {
+		const struct np_node *node = &topo->nodes[i];
+		struct np_bitmap cpus;
+
+		if (s->bytes[i] > s->bytes[s->biggest_idx])
+			s->biggest_idx = i;
+		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
+		 * there is no limit. */
+		s->mem_ok[i] = node->mem_total > 0 &&
+			       (np_bitmap_empty(&task->mems_allowed) ||
+				np_bitmap_test(&task->mems_allowed, (unsigned)node->id));
+		np_bitmap_and(&cpus, &node->cpus, runs_on);
+		runs_ok[i] = !np_bitmap_empty(&cpus);
+		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
+		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
+		s->nr_mem_ok += s->mem_ok[i];
+		if (s->cpu_ok[i]) {
+			s->nr_cpu_ok++;
+			pinned_idx = i;
+		}
+	}
+	s->pinned = s->nr_cpu_ok == 1;
+	s->can_narrow = cfg->affinity == NP_AFFINITY_NODE && s->nr_cpu_ok > 1 &&
+			!(task->flags & NP_PF_NO_SETAFFINITY);
+	s->task_cpus = t->cpu_percent / 100.0;
+
+	/* Where the threads run: each thread's last CPU, weighted by the CPU
+	 * time it has used, so a busy worker counts for more than an idle
+	 * helper; a task whose threads have not run yet counts them equally. */
+	for (unsigned i = 0; i < task->nr_thread_samples; i++)
+		ticks |= task->threads[i].cpu_ticks > 0;
+	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
+		int idx =
+		    np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
+		double w = ticks ? (double)task->threads[i].cpu_ticks : 1.0;
+
+		/* A CPU it may no longer use (its mask changed) says nothing. */
+		if (idx >= 0 && runs_ok[idx]) {
+			s->weight[idx] += w;
+			s->total_weight += w;
+		}
+	}
+	if (s->total_weight == 0) {
+		int idx = np_topology_index(topo, np_topology_cpu_node(topo, task->last_cpu));
+
+		if (idx >= 0 && runs_ok[idx]) {
+			s->weight[idx] = 1;
+			s->total_weight = 1;
+		}
+	}
+	if (s->pinned) {
+		/* Its threads can run nowhere else, whatever a stale last CPU says. */
+		memset(s->weight, 0, sizeof(s->weight));
+		s->weight[pinned_idx] = 1;
+		s->total_weight = 1;
+	}
+	s->thread_idx = -1;
+	for (int i = 0; i < (int)topo->nr_nodes; i++)
+		if (s->weight[i] > 0 &&
+		    (s->thread_idx < 0 || s->weight[i] > s->weight[s->thread_idx]))
+			s->thread_idx = i;
+	if (s->thread_idx < 0) {
+		/* No CPU known: assume the threads follow the memory. */
+		for (int i = 0; i < (int)topo->nr_nodes; i++)
+			if (topo->nodes[i].nr_cpus &&
+			    (s->thread_idx < 0 || s->bytes[i] > s->bytes[s->thread_idx]))
+				s->thread_idx = i;
+		if (s->thread_idx >= 0) {
+			s->weight[s->thread_idx] = 1;
+			s->total_weight = 1;
+		}
+	}
+	s->home_idx = home_node(v, s, s->thread_idx);
+	return true;
+}
+
+/* ---- costs ---- */
+
+static double load_penalty(double load)
+{
+	return load > LOAD_COMFORT ? LOAD_WEIGHT * (load - LOAD_COMFORT) : 0.0;
+}
+
+/* The steady state of the task as it is now: average latency, in times
+ * local, plus, when the policy may move threads, the load they suffer.
+ * Pages on nodes that are not online are charged the largest distance. */
+static double current_cost(const struct view *v, const struct sample *s)
+{
+	const struct np_topology *topo = v->topo;
+	double cost = 0, far = max_dist(topo);
+
+	if (s->total_weight == 0)
+		return far;
+	for (int i = 0; i < (int)topo->nr_nodes; i++) {
+		if (s->weight[i] == 0)
+			continue;
+		double share = s->weight[i] / s->total_weight, access = 0;
+
+		for (int j = 0; j < (int)topo->nr_nodes; j++)
+			access += (double)s->bytes[j] * dist(topo, i, j);
+		access += (double)s->offline_bytes * far;
+		cost += share * access / (double)s->total;
+		if (s->can_narrow)
+			cost += share * load_penalty(view_busy(v, i));
+	}
+	return cost;
+}
+
+/*
+ * Cost of a placement: the steady state once there (latency, and the load
+ * of the node the threads would share), plus the one-off costs of getting
+ * there (pages to migrate, threads leaving their caches). With the affinity
+ * left alone the threads stay where they run and the latency is their
+ * average distance to the memory node; with it narrowed they all run on
+ * @cpu_idx.
+ */
+static void score(const struct view *v, const struct np_config *cfg, const struct sample *s,
+		  struct placement *p)
+{
+	const struct np_topology *topo = v->topo;
+	double one_off;
+
+	p->move_bytes = s->total - s->bytes[p->mem_idx];
+	p->fits = view_free(v, p->mem_idx) >= p->move_bytes &&
+		  view_free(v, p->mem_idx) - p->move_bytes >= headroom(v, cfg, p->mem_idx);
+	one_off = MOVE_WEIGHT * (double)p->move_bytes / (double)s->total;
+	if (s->can_narrow) {
+		double moving =
+		    s->total_weight ? 1.0 - s->weight[p->cpu_idx] / s->total_weight : 1.0;
+		double load = view_busy(v, p->cpu_idx) +
+			      moving * s->task_cpus / topo->nodes[p->cpu_idx].nr_cpus;
+
+		p->steady = dist(topo, p->cpu_idx, p->mem_idx) + load_penalty(load);
+		one_off += THREAD_WEIGHT * moving;
+	} else {
+		p->steady = 0;
+		for (int i = 0; i < (int)topo->nr_nodes; i++)
+			if (s->weight[i] > 0)
+				p->steady +=
+				    s->weight[i] / s->total_weight * dist(topo, i, p->mem_idx);
+	}
+	p->cost = p->steady + one_off;
+}
+
+/* The candidates: with narrowing, one per node the threads may run on (pages
+ * to its home node); without, threads stay and pages may go to any node
+ * allowed to hold them. Returns the count. */
+static unsigned candidates(const struct view *v, const struct np_config *cfg,
+			   const struct sample *s, struct placement *out)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < (int)v->topo->nr_nodes; i++) {
+		struct placement p = {.cpu_idx = s->thread_idx, .mem_idx = i};
+
+		if (s->can_narrow) {
+			if (!s->cpu_ok[i] || !v->topo->nodes[i].nr_cpus)
+				continue;
+			p.cpu_idx = i;
+			p.mem_idx = home_node(v, s, i);
+			if (p.mem_idx < 0)
+				continue;
+		} else if (!s->mem_ok[i]) {
+			continue;
+		}
+		score(v, cfg, s, &p);
+		out[n++] = p;
+	}
+	return n;
+}
+
+static bool better(const struct placement *a, const struct placement *b)
+{
+	if (!b)
+		return true;
+	if (a->cost != b->cost)
+		return a->cost < b->cost;
+	return a->move_bytes < b->move_bytes;
+}
+
+/* Among placements with the preferred memory node, one that leaves the
+ * threads where they run comes first. */
+static bool preferable(const struct sample *s, const struct placement *a, const struct placement *b)
+{
+	bool a_stays, b_stays;
+
+	if (!b)
+		return true;
+	a_stays = a->cpu_idx == s->thread_idx;
+	b_stays = b->cpu_idx == s->thread_idx;
+	if (a_stays != b_stays)
+		return a_stays;
+	return better(a, b);
+}
+
+/* ---- hysteresis ---- */
+
+static unsigned saturating_inc(unsigned n)
+{
+	return n < LOOKS_SATURATED ? n + 1 : n;
+}
+
+/* Record one look that found @proposal (a node id, or -1 for none) the best
+ * place for the task. A proposal other than the current target is a
+ * dispute. */
+static void record_look(struct np_policy_history *h, int proposal)
+{
+	h->looks = saturating_inc(h->looks);
+	h->looks_since_change = saturating_inc(h->looks_since_change);
+	if (proposal < 0) {
+		h->proposed_node = -1;
+		h->proposed_streak = 0;
+		h->looks_since_dispute = saturating_inc(h->looks_since_dispute);
+		return;
+	}
+	if (proposal == h->proposed_node) {
+		h->proposed_streak = saturating_inc(h->proposed_streak);
+	} else {
+		h->proposed_node = proposal;
+		h->proposed_streak = 1;
+	}
+	if (h->target_node >= 0 && proposal != h->target_node)
+		h->looks_since_dispute = 0;
+	else
+		h->looks_since_dispute = saturating_inc(h->looks_since_dispute);
+}
+
+/*
+ * May the task act toward node @target now? A first move may. Carrying on
+ * toward the current target needs the last hysteresis_periods looks to have
+ * agreed with it: inputs that alternate never get past this, so a task whose
+ * samples flip every period moves once, not every period. Turning to another
+ * node needs the current target to be hysteresis_periods old and the new one
+ * to have been the best for that many looks in a row, and that streak
+ * doubles, triples... with each past flip, so a task cannot ping-pong.
+ */
+static bool admit(const struct np_policy_history *h, const struct np_config *cfg, int target,
+		  char *why, size_t len)
+{
+	unsigned periods = cfg->hysteresis_periods, backoff;
+
+	if (periods == 0 || h->target_node < 0)
+		return true;
+	if (target == h->target_node) {
+		if (h->looks_since_dispute >= periods)
+			return true;
+		snprintf(why, len, "samples disagreed %u look%s ago", h->looks_since_dispute,
+			 h->looks_since_dispute == 1 ? "" : "s");
+		return false;
+	}
+	if (h->looks_since_change < periods) {
+		snprintf(why, len, "node %d chosen %u look%s ago", h->target_node,
+			 h->looks_since_change, h->looks_since_change == 1 ? "" : "s");
+		return false;
+	}
+	backoff = h->flips + 1 < MAX_FLIP_BACKOFF ? h->flips + 1 : MAX_FLIP_BACKOFF;
+	if (h->proposed_streak >= periods * backoff)
+		return true;
+	snprintf(why, len, "node %d best for %u of %u looks needed", target, h->proposed_streak,
+		 periods * backoff);
+	return false;
+}
+
+static void commit_target(struct np_policy_history *h, int target)
+{
+	if (h->target_node >= 0 && h->target_node != target)
+		h->flips++;
+	if (h->target_node != target)
+		h->looks_since_change = 0;
+	h->target_node = target;
+	h->looks_since_dispute = LOOKS_SATURATED;
+}
+
+/* ---- the decision ---- */
+
+static void describe_place(char *buf, size_t len, const struct view *v, const struct sample *s)
+{
+	const struct np_topology *topo = v->topo;
+	const char *threads;
+
+	char split[32];
+
+	if (s->pinned) {
+		threads = "threads pinned to";
+	} else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight) {
+		snprintf(split, sizeof(split), "%u%% of thread time on",
+			 (unsigned)(s->weight[s->thread_idx] * 100.0 / s->total_weight));
+		threads = split;
+	} else {
+		threads = "threads on";
+	}
+	/* "only" when the biggest share is already at home, just not enough. */
+	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
+		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
+		 percent(s->bytes[s->biggest_idx], s->total), size_text(s->total).s,
+		 topo->nodes[s->biggest_idx].id, threads,
+		 s->thread_idx >= 0 ? topo->nodes[s->thread_idx].id : -1);
+}
+
+/* Cap what one scan migrates; the rest follows in later scans. */
+static void cap_move(struct np_action *a, const struct np_config *cfg)
+{
+	uint64_t cap = cfg->max_migrate_mb_per_scan * MIB;
+
+	a->move_bytes = a->misplaced_bytes;
+	if (cap && a->move_bytes > cap) {
+		a->move_bytes = cap;
+		a->partial = true;
+	}
+	a->move_pages = a->move_bytes > 0;
+}
+
+/* Pages on nodes outside @targets are the ones to move. */
+static void set_sources(struct np_action *a, const struct np_policy_task *t)
+{
+	for (unsigned id = 0; id < t->nr_node_slots; id++)
+		if (t->node_bytes[id] && !np_bitmap_test(&a->target_nodes, id))
+			np_bitmap_set(&a->source_nodes, id);
+}
+
+static void narrow_to(struct np_action *a, const struct sample *s, const struct np_task *task,
+		      const struct np_bitmap *cpus)
+{
+	const struct np_bitmap *now =
+	    np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
+
+	np_bitmap_and(&a->target_cpus, cpus, &s->allowed_cpus);
+	a->set_affinity =
+	    !np_bitmap_empty(&a->target_cpus) && !np_bitmap_subset(now, &a->target_cpus);
+}
+
+static void verb_text(char *buf, size_t len, const struct np_action *a, const struct view *v,
+		      int cpu_idx)
+{
+	struct size_text moved = size_text(a->move_bytes), all = size_text(a->misplaced_bytes);
+	int cpu_node = cpu_idx >= 0 ? v->topo->nodes[cpu_idx].id : -1;
+	char partial[64] = "";
+
+	if (a->partial)
+		snprintf(partial, sizeof(partial), " (%s of %s this scan)", moved.s, all.s);
+	if (a->set_affinity && a->move_pages && cpu_node == a->target_node)
+		snprintf(buf, len, "move threads and pages to node %d%s", a->target_node, partial);
+	else if (a->set_affinity && a->move_pages)
+		snprintf(buf, len, "move threads to node %d, pages to node %d%s", cpu_node,
+			 a->target_node, partial);
+	else if (a->set_affinity)
+		snprintf(buf, len, "move threads to node %d", cpu_node);
+	else
+		snprintf(buf, len, "move pages to node %d%s", a->target_node, partial);
+}
+
+/* The task fits no single node: keep it within the fewest nodes nearest to
+ * its threads that can hold it (numad's approach). */
+static void decide_spread(const struct view *v, const struct np_config *cfg,
+			  const struct np_policy_task *t, const struct sample *s,
+			  struct np_policy_history *h, struct np_action *a, const char *place)
+{
+	const struct np_topology *topo = v->topo;
+	bool in_set[NP_MAX_NODES] = {false};
+	uint64_t held = 0, inside = 0;
+	int anchor = -1, from = s->thread_idx >= 0 ? s->thread_idx : s->biggest_idx;
+	struct np_bitmap cpus;
+	char why[96] = "";
+
+	while (held < s->total) {
+		int next = -1;
+
+		for (int i = 0; i < (int)topo->nr_nodes; i++) {
+			if (!s->mem_ok[i] || in_set[i])
+				continue;
+			if (next < 0 || dist(topo, from, i) < dist(topo, from, next) ||
+			    (dist(topo, from, i) == dist(topo, from, next) &&
+			     capacity(v, cfg, s, i) > capacity(v, cfg, s, next)))
+				next = i;
+		}
+		if (next < 0)
+			break;
+		if (anchor < 0)
+			anchor = next;
+		in_set[next] = true;
+		held += capacity(v, cfg, s, next);
+		inside += s->bytes[next];
+		np_bitmap_set(&a->target_nodes, (unsigned)topo->nodes[next].id);
+	}
+	if (held < s->total) {
+		record_look(h, -1);
+		say(a, NP_ACTION_KEEP, NP_REASON_NO_ROOM,
+		    "%s: %s needs more than the allowed nodes can hold with %u%% headroom", place,
+		    size_text(s->total).s, cfg->node_mem_headroom_percent);
+		np_bitmap_zero(&a->target_nodes);
+		return;
+	}
+	a->target_node = topo->nodes[anchor].id;
+	a->misplaced_bytes = s->total - inside;
+	record_look(h, a->target_node);
+	if (percent(inside, s->total) >= cfg->locality_target_percent) {
+		say(a, NP_ACTION_KEEP, NP_REASON_TOO_BIG,
+		    "%s: fits no single node, %u%% already on nodes %s", place,
+		    percent(inside, s->total), list_text(&a->target_nodes).s);
+		return;
+	}
+	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
+		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS,
+		    "%s: would spread over nodes %s; holding: %s", place,
+		    list_text(&a->target_nodes).s, why);
+		return;
+	}
+	commit_target(h, a->target_node);
+	cap_move(a, cfg);
+	set_sources(a, t);
+	if (s->can_narrow) {
+		np_bitmap_zero(&cpus);
+		for (int i = 0; i < (int)topo->nr_nodes; i++)
+			if (in_set[i])
+				np_bitmap_or(&cpus, &cpus, &topo->nodes[i].cpus);
+		narrow_to(a, s, t->task, &cpus);
+	}
+	say(a, NP_ACTION_SPREAD, NP_REASON_TOO_BIG,
+	    "%s fits no single node: spread over nodes %s, move %s%s%s", size_text(s->total).s,
+	    list_text(&a->target_nodes).s, size_text(a->move_bytes).s,
+	    a->partial ? " this scan of " : "", a->partial ? size_text(a->misplaced_bytes).s : "");
+}
+
+static void decide_sampled(const struct view *v, const struct np_config *cfg,
+			   const struct np_policy_task *t, const struct sample *s,
+			   struct np_policy_history *h, struct np_action *a)
+{
+	const struct np_topology *topo = v->topo;
+	struct placement cand[NP_MAX_NODES];
+	const struct placement *best = NULL, *best_any = NULL, *pref = NULL, *chosen;
+	unsigned n, locality;
+	int pref_idx;
+	double now;
+	char place[96], verb[96], why[96] = "";
+
+	describe_place(place, sizeof(place), v, s);
+	if (s->nr_mem_ok == 0) {
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: no node it may use has memory", place);
+		return;
+	}
+	locality = s->home_idx >= 0 ? percent(s->bytes[s->home_idx], s->total) : 0;
+	a->locality_percent = locality;
+
+	/* Exactly one possible place, and everything is there: nothing to
+	 * choose. Pages elsewhere (say, Mems_allowed changed) still move. */
+	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
+		record_look(h, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
+		    "all %s on node %d, the only node allowed to hold it", size_text(s->total).s,
+		    topo->nodes[s->home_idx].id);
+		return;
+	}
+	if (locality >= cfg->locality_target_percent) {
+		record_look(h, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+		    "%u%% of %s on node %d, where its threads run", locality, size_text(s->total).s,
+		    topo->nodes[s->home_idx].id);
+		return;
+	}
+
+	n = candidates(v, cfg, s, cand);
+	/* The node the task leans to now: the last target while it may still
+	 * hold the pages, else the threads' home. Others must beat it by the
+	 * margin. */
+	pref_idx = h->target_node >= 0 ? np_topology_index(topo, h->target_node) : -1;
+	if (pref_idx < 0 || !s->mem_ok[pref_idx])
+		pref_idx = s->home_idx;
+	for (unsigned i = 0; i < n; i++) {
+		const struct placement *p = &cand[i];
+
+		if (better(p, best_any))
+			best_any = p;
+		if (p->fits && better(p, best))
+			best = p;
+		if (p->fits && p->mem_idx == pref_idx && preferable(s, p, pref))
+			pref = p;
+	}
+	if (!best) {
+		decide_spread(v, cfg, t, s, h, a, place);
+		return;
+	}
+	chosen = best;
+	if (pref && best != pref && best->cost > pref->cost - MARGIN)
+		chosen = pref;
+
+	/* Moving pays when the task ends up better off for good: the one-off
+	 * costs choose among the places, they do not veto going. Whether the
+	 * task is misplaced enough to bother is locality_target_percent's call,
+	 * made above. */
+	now = current_cost(v, s);
+	if (chosen->steady >= now - EPSILON) {
+		record_look(h, -1);
+		if (best_any && !best_any->fits && best_any->steady < now - EPSILON)
+			say(a, NP_ACTION_KEEP, NP_REASON_NO_ROOM,
+			    "%s: node %d would keep less than %u%% free", place,
+			    topo->nodes[best_any->mem_idx].id, cfg->node_mem_headroom_percent);
+		else
+			say(a, NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE,
+			    "%s: no placement clearly better", place);
+		return;
+	}
+
+	a->target_node = topo->nodes[chosen->mem_idx].id;
+	np_bitmap_set(&a->target_nodes, (unsigned)a->target_node);
+	a->misplaced_bytes = chosen->move_bytes;
+	record_look(h, a->target_node);
+	cap_move(a, cfg);
+	if (s->can_narrow)
+		narrow_to(a, s, t->task, &topo->nodes[chosen->cpu_idx].cpus);
+	if (!a->move_pages && !a->set_affinity) {
+		/* Its pages are there and its mask already confines it there:
+		 * the threads follow by themselves. */
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+		    "%s: its affinity already keeps it on node %d", place,
+		    topo->nodes[chosen->cpu_idx >= 0 ? chosen->cpu_idx : chosen->mem_idx].id);
+		return;
+	}
+	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
+	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
+		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
+		    verb, why);
+		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_bytes = 0;
+		np_bitmap_zero(&a->target_cpus);
+		return;
+	}
+	commit_target(h, a->target_node);
+	set_sources(a, t);
+	say(a, NP_ACTION_MOVE, NP_REASON_MISPLACED, "%s: %s", place, verb);
+}
+
+static void remember_narrowing(struct np_policy_history *h, const struct sample *s,
+			       const struct np_action *a)
+{
+	if (!a->set_affinity)
+		return;
+	h->cpus_before = s->allowed_cpus;
+	h->narrowed_cpus = a->target_cpus;
+	h->narrowed = true;
+}
+
+static void decide_one(const struct view *v, const struct np_config *cfg,
+		       const struct np_policy_task *t, struct np_action *a)
+{
+	struct np_policy_history h;
+	struct sample sample, *s = &sample;
+
+	if (!np_policy_screen(cfg, t->task, t->cpu_percent, a))
+		return;
+	if (!t->task->has_details) {
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_DETAILS, "allowed CPUs and nodes not read");
+		return;
+	}
+	if (!t->node_bytes) {
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps not read");
+		return;
+	}
+	if (t->hist)
+		h = *t->hist;
+	else
+		np_policy_history_init(&h);
+
+	if (!sample_task(v, cfg, t, &h, s)) {
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
+		    "numa_maps shows no resident pages");
+		return;
+	}
+	a->total_bytes = s->total;
+	if (v->topo->nr_nodes == 1) {
+		a->locality_percent = percent(s->bytes[0], s->total);
+		say(a, NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, "one node: nowhere to move");
+		return;
+	}
+	decide_sampled(v, cfg, t, s, &h, a);
+
+	/* With the kernel balancing, the kernel decides; the report still
+	 * says what we would have done, but nothing is recorded. */
+	if (v->m->kernel_numa_balancing && cfg->kernel_balancing == NP_KBAL_DEFER) {
+		char text[2 * NP_REASON_TEXT_MAX]; /* say() truncates */
+
+		snprintf(text, sizeof(text), "kernel NUMA balancing is on, deferring: %s",
+			 a->reason_text);
+		say(a, NP_ACTION_SKIP, NP_REASON_KERNEL_BALANCING, "%s", text);
+		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_bytes = 0;
+		return;
+	}
+	remember_narrowing(&h, s, a);
+	if (t->hist)
+		*t->hist = h;
+}
+
+void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
+		      const struct np_policy_task *t, struct np_action *out)
+{
+	struct view v = {.m = m, .topo = m->topo};
+
+	decide_one(&v, cfg, t, out);
+}
+
+/* Count what an action will use, so later tasks in the batch see it. Pages
+ * fill the target nodes in order; the nodes they leave are not credited,
+ * since migration is not instant. */
+static void plan(const struct view *v, const struct np_config *cfg, const struct np_policy_task *t,
+		 const struct np_action *a, uint64_t *bytes, double *busy)
+{
+	const struct np_topology *topo = v->topo;
+	uint64_t left = a->move_bytes;
+
+	if (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD)
+		return;
+	np_bitmap_for_each(id, &a->target_nodes)
+	{
+		int idx = np_topology_index(topo, id);
+		uint64_t room;
+
+		if (idx < 0 || !left)
+			continue;
+		room = view_free(v, idx);
+		room = room > headroom(v, cfg, idx) ? room - headroom(v, cfg, idx) : 0;
+		if (room > left || np_bitmap_next(&a->target_nodes, (unsigned)id + 1) < 0)
+			room = left;
+		bytes[idx] += room;
+		left -= room;
+	}
+	if (!a->set_affinity)
+		return;
+	for (int i = 0; i < (int)topo->nr_nodes; i++) {
+		struct np_bitmap on;
+
+		np_bitmap_and(&on, &topo->nodes[i].cpus, &a->target_cpus);
+		if (!np_bitmap_empty(&on))
+			busy[i] += t->cpu_percent / 100.0 / np_bitmap_weight(&a->target_cpus) *
+				   np_bitmap_weight(&on) / topo->nodes[i].nr_cpus;
+	}
+}
+
+int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
+			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions)
+{
+	unsigned nodes = m->topo->nr_nodes;
+	uint64_t *bytes = calloc(nodes, sizeof(*bytes));
+	double *busy = calloc(nodes, sizeof(*busy));
+	struct view v = {.m = m, .topo = m->topo, .planned_bytes = bytes, .planned_busy = busy};
+
+	if (!bytes || !busy) {
+		free(bytes);
+		free(busy);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		decide_one(&v, cfg, &tasks[i], &actions[i]);
+		plan(&v, cfg, &tasks[i], &actions[i], bytes, busy);
+	}
+	free(bytes);
+	free(busy);
+	return 0;
+}

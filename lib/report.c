@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "engine.h"
+#include "numa_maps.h"
+
+const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
+{
+	static const char units[] = "KMGTPE";
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%" PRIu64 "B", bytes);
+		return buf;
+	}
+	while (v >= 1024 && u < (int)sizeof(units) - 2) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
+	return buf;
+}
+
+/* The node most threads last ran on: where the task's memory should be.
+ * Without thread samples, the node of the task's own last CPU. */
+static int majority_run_node(const struct np_topology *topo, const struct np_task *task)
+{
+	unsigned *count;
+	int best = -1;
+
+	if (!task->nr_thread_samples)
+		return np_topology_cpu_node(topo, task->last_cpu);
+	count = calloc(topo->nr_nodes, sizeof(*count));
+	if (!count)
+		return np_topology_cpu_node(topo, task->last_cpu);
+	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
+		int idx = np_topology_index(topo,
+					    np_topology_cpu_node(topo, task->threads[i].last_cpu));
+
+		if (idx >= 0)
+			count[idx]++;
+	}
+	for (unsigned i = 0; i < topo->nr_nodes; i++)
+		if (count[i] && (best < 0 || count[i] > count[best]))
+			best = (int)i;
+	free(count);
+	return best < 0 ? -1 : topo->nodes[best].id;
+}
+
+static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
+		       uint64_t *bytes_read)
+{
+	const struct np_nm_totals *totals;
+	int err;
+
+	np_nm_parser_reset(parser);
+	err = np_nm_read_task(ctx, rt->task.pid, parser, bytes_read);
+	if (err)
+		return err;
+	totals = np_nm_parser_totals(parser);
+	rt->nr_node_slots = totals->nr_node_slots;
+	rt->node_bytes = calloc(totals->nr_node_slots + 1, sizeof(uint64_t));
+	rt->node_anon_bytes = calloc(totals->nr_node_slots + 1, sizeof(uint64_t));
+	if (!rt->node_bytes || !rt->node_anon_bytes)
+		return -ENOMEM;
+	for (unsigned n = 0; n < totals->nr_node_slots; n++) {
+		rt->node_anon_bytes[n] = totals->anon_bytes[n];
+		rt->node_bytes[n] = totals->anon_bytes[n] + totals->file_bytes[n];
+		rt->total_bytes += rt->node_bytes[n];
+	}
+	rt->has_memory = true;
+	return 0;
+}
+
+void np_report_task_clear(struct np_report_task *rt)
+{
+	np_task_clear(&rt->task);
+	free(rt->node_bytes);
+	free(rt->node_anon_bytes);
+}
+
+int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
+			   struct np_nm_parser *parser, struct np_report_task *rt,
+			   uint64_t *bytes_read)
+{
+	int err;
+
+	rt->run_node = -1;
+	*bytes_read = 0;
+	err = np_task_read_details(ctx, &rt->task);
+	if (err)
+		return err == -ESRCH || np_is_vanished_error(err) ? 1 : err;
+	err = fill_memory(ctx, parser, rt, bytes_read);
+	if (err == -ESRCH)
+		return 1;
+	if (err == -EINVAL) {
+		/* Odd content for one task must not hide every other task. */
+		np_log(ctx, LOG_WARNING, "%s/proc/%d/numa_maps:%u: %s", np_ctx_root(ctx),
+		       rt->task.pid, np_nm_parser_error_line(parser), np_nm_parser_error(parser));
+		return 1;
+	}
+	if (err)
+		return err;
+	rt->run_node = majority_run_node(topo, &rt->task);
+	if (rt->total_bytes && rt->run_node >= 0 && (unsigned)rt->run_node < rt->nr_node_slots)
+		rt->locality = (double)rt->node_bytes[rt->run_node] / (double)rt->total_bytes;
+	return 0;
+}
+
+int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
+		      struct np_report **out)
+{
+	struct np_engine_params params = {
+		.ctx = ctx,
+		.dry_run = true,
+		.report = true,
+		.report_min_rss_bytes = min_rss_bytes,
+	};
+	struct np_engine *engine = NULL;
+	int err;
+
+	err = np_clock_new_monotonic(&params.clock);
+	if (err)
+		return err;
+	err = np_engine_new(&params, cfg, &engine);
+	if (!err)
+		err = np_engine_tick(engine, out);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	return err;
+}
+
+void np_report_free(struct np_report *report)
+{
+	if (!report)
+		return;
+	for (unsigned i = 0; i < report->nr_tasks; i++)
+		np_report_task_clear(&report->tasks[i]);
+	free(report->tasks);
+	free(report->node_load);
+	np_topology_free(report->topo);
+	free(report);
+}
+
+static uint64_t task_node_bytes(const struct np_report_task *rt, int node)
+{
+	return node >= 0 && (unsigned)node < rt->nr_node_slots ? rt->node_bytes[node] : 0;
+}
+
+static void format_age(uint64_t ms, char *buf, size_t size)
+{
+	uint64_t s = ms / 1000;
+
+	if (s < 60)
+		snprintf(buf, size, "%" PRIu64 ".%" PRIu64 "s", s, ms % 1000 / 100);
+	else if (s < 3600)
+		snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s / 60 % 60);
+	else
+		snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h", s / 86400, s / 3600 % 24);
+}
+
+/* A comm may hold newlines and other control bytes: show them as '?'. */
+static void printable_comm(const char *comm, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; comm[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)comm[i] < 0x20 || comm[i] == 0x7f ? '?' : comm[i];
+	buf[i] = '\0';
+}
+
+static void write_topology_text(const struct np_report *report, FILE *out)
+{
+	const struct np_topology *topo = report->topo;
+	char cpus[64], total[16], free_[16];
+	unsigned ncpus = 0;
+
+	for (unsigned i = 0; i < topo->nr_nodes; i++)
+		ncpus += topo->nodes[i].nr_cpus;
+	fprintf(out, "%u node%s, %u CPU%s, kernel NUMA balancing: %s\n\n", topo->nr_nodes,
+		topo->nr_nodes == 1 ? "" : "s", ncpus, ncpus == 1 ? "" : "s",
+		report->kernel_numa_balancing < 0   ? "absent"
+		: report->kernel_numa_balancing == 0 ? "off"
+						     : "on");
+	fprintf(out, "%-5s %-12s %8s %8s %5s  %s\n", "NODE", "CPUS", "TOTAL", "FREE", "LOAD",
+		"DISTANCES");
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		const struct np_node *node = &topo->nodes[i];
+
+		if (np_bitmap_format_list(&node->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
+			strcpy(cpus + sizeof(cpus) - 4, "...");
+		fprintf(out, "%-5d %-12s %8s %8s %4.0f%% ", node->id, node->nr_cpus ? cpus : "-",
+			np_human_bytes(node->mem_total, total, sizeof(total)),
+			np_human_bytes(node->mem_free, free_, sizeof(free_)),
+			report->node_load[i] * 100);
+		for (unsigned j = 0; j < topo->nr_nodes; j++)
+			fprintf(out, " %3u", topo->distance[i * topo->nr_nodes + j]);
+		fputc('\n', out);
+	}
+}
+
+static void write_decision_text(const struct np_report_task *rt, FILE *out)
+{
+	const struct np_action *a = &rt->action;
+	char what[48], size[16];
+
+	if (!rt->has_decision) {
+		fprintf(out, " %-16s\n", "-");
+		return;
+	}
+	switch (a->kind) {
+	case NP_ACTION_MOVE:
+		snprintf(what, sizeof(what), "move %s->N%d",
+			 np_human_bytes(a->move_bytes, size, sizeof(size)), a->target_node);
+		break;
+	case NP_ACTION_SPREAD:
+		snprintf(what, sizeof(what), "spread");
+		break;
+	default:
+		snprintf(what, sizeof(what), "%s", np_action_kind_name(a->kind));
+		break;
+	}
+	fprintf(out, " %-16s %s: %s\n", what, np_reason_name(a->reason), a->reason_text);
+}
+
+int np_report_write_text(const struct np_report *report, FILE *out)
+{
+	const struct np_topology *topo = report->topo;
+	char buf[32], comm[NP_COMM_MAX];
+
+	write_topology_text(report, out);
+	fprintf(out, "\n%7s %-16s %8s %8s %4s %4s", "PID", "COMMAND", "AGE", "RSS", "THR", "RUN");
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		snprintf(buf, sizeof(buf), "N%d", topo->nodes[i].id);
+		fprintf(out, " %8s", buf);
+	}
+	fprintf(out, " %6s %-16s %s\n", "LOCAL", "DECISION", "WHY");
+	for (unsigned t = 0; t < report->nr_tasks; t++) {
+		const struct np_report_task *rt = &report->tasks[t];
+
+		printable_comm(rt->task.comm, comm, sizeof(comm));
+		format_age(rt->task.age_ms, buf, sizeof(buf));
+		fprintf(out, "%7d %-16.16s %8s", rt->task.pid, comm, buf);
+		fprintf(out, " %8s %4u", np_human_bytes(rt->task.rss_bytes, buf, sizeof(buf)),
+			rt->task.nr_threads);
+		if (rt->run_node >= 0)
+			fprintf(out, " %4d", rt->run_node);
+		else
+			fprintf(out, " %4s", "-");
+		for (unsigned i = 0; i < topo->nr_nodes; i++)
+			fprintf(out, " %8s",
+				np_human_bytes(task_node_bytes(rt, topo->nodes[i].id), buf,
+					       sizeof(buf)));
+		if (rt->total_bytes && rt->run_node >= 0)
+			fprintf(out, " %5.1f%%", rt->locality * 100);
+		else
+			fprintf(out, " %6s", "-");
+		write_decision_text(rt, out);
+	}
+	if (!report->nr_tasks)
+		fprintf(out, "(no task above the size threshold)\n");
+	return ferror(out) ? -EIO : 0;
+}
+
+static json_object *json_u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static json_object *topology_json(const struct np_report *report)
+{
+	const struct np_topology *topo = report->topo;
+	json_object *obj = json_object_new_object(), *nodes = json_object_new_array();
+
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		const struct np_node *node = &topo->nodes[i];
+		json_object *n = json_object_new_object(), *cpus = json_object_new_array();
+		json_object *dist = json_object_new_array();
+
+		np_bitmap_for_each(cpu, &node->cpus)
+		{
+			json_object_array_add(cpus, json_object_new_int(cpu));
+		}
+		for (unsigned j = 0; j < topo->nr_nodes; j++)
+			json_object_array_add(
+				dist, json_object_new_int((int)topo->distance[i * topo->nr_nodes + j]));
+		json_object_object_add(n, "id", json_object_new_int(node->id));
+		json_object_object_add(n, "cpus", cpus);
+		json_object_object_add(n, "mem_total_bytes", json_u64(node->mem_total));
+		json_object_object_add(n, "mem_free_bytes", json_u64(node->mem_free));
+		json_object_object_add(n, "file_pages_bytes", json_u64(node->file_pages));
+		json_object_object_add(n, "cpu_load", json_object_new_double(report->node_load[i]));
+		json_object_object_add(n, "distances", dist);
+		json_object_array_add(nodes, n);
+	}
+	json_object_object_add(obj, "nodes", nodes);
+	json_object_object_add(obj, "kernel_numa_balancing",
+			       report->kernel_numa_balancing < 0
+				       ? NULL
+				       : json_object_new_int(report->kernel_numa_balancing));
+	return obj;
+}
+
+static json_object *node_map_json(const struct np_report_task *rt, const uint64_t *bytes)
+{
+	json_object *obj = json_object_new_object();
+	char key[16];
+
+	for (unsigned n = 0; n < rt->nr_node_slots; n++) {
+		if (!bytes[n])
+			continue;
+		snprintf(key, sizeof(key), "%u", n);
+		json_object_object_add(obj, key, json_u64(bytes[n]));
+	}
+	return obj;
+}
+
+static json_object *task_json(const struct np_report_task *rt)
+{
+	json_object *obj = json_object_new_object();
+
+	json_object_object_add(obj, "pid", json_object_new_int(rt->task.pid));
+	json_object_object_add(obj, "comm", json_object_new_string(rt->task.comm));
+	json_object_object_add(obj, "age_ms", json_u64(rt->task.age_ms));
+	json_object_object_add(obj, "rss_bytes", json_u64(rt->task.rss_bytes));
+	json_object_object_add(obj, "threads", json_object_new_int((int)rt->task.nr_threads));
+	json_object_object_add(obj, "run_node",
+			       rt->run_node < 0 ? NULL : json_object_new_int(rt->run_node));
+	json_object_object_add(obj, "node_bytes", node_map_json(rt, rt->node_bytes));
+	json_object_object_add(obj, "anon_node_bytes", node_map_json(rt, rt->node_anon_bytes));
+	json_object_object_add(obj, "locality",
+			       rt->total_bytes && rt->run_node >= 0
+				       ? json_object_new_double(rt->locality)
+				       : NULL);
+	if (rt->has_decision) {
+		const struct np_action *a = &rt->action;
+
+		json_object_object_add(obj, "decision",
+				       json_object_new_string(np_action_kind_name(a->kind)));
+		json_object_object_add(obj, "reason",
+				       json_object_new_string(np_reason_name(a->reason)));
+		json_object_object_add(obj, "reason_text", json_object_new_string(a->reason_text));
+		json_object_object_add(obj, "target_node",
+				       a->target_node < 0 ? NULL
+							  : json_object_new_int(a->target_node));
+		json_object_object_add(obj, "move_bytes", json_u64(a->move_bytes));
+	}
+	return obj;
+}
+
+int np_report_write_json(const struct np_report *report, FILE *out)
+{
+	json_object *root = json_object_new_object(), *tasks = json_object_new_array();
+	int err = 0;
+
+	json_object_object_add(root, "uptime_ms", json_u64(report->uptime_ms));
+	json_object_object_add(root, "topology", topology_json(report));
+	for (unsigned t = 0; t < report->nr_tasks; t++)
+		json_object_array_add(tasks, task_json(&report->tasks[t]));
+	json_object_object_add(root, "tasks", tasks);
+	if (fprintf(out, "%s\n",
+		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								 JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		err = -EIO;
+	json_object_put(root);
+	return err;
+}

@@ -1,0 +1,43 @@
+#!/bin/sh
+# The command line: bad options and bad configuration give a clear message
+# and a non-zero exit; good ones work.
+set -u
+bin=$1
+fixtures=$2
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect STATUS PATTERN ARGS...: exit status and a pattern in stderr+stdout.
+expect() {
+	want=$1 pattern=$2
+	shift 2
+	"$bin" "$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" != "$want" ] || ! grep -q -- "$pattern" "$tmp/out"; then
+		echo "FAIL: numaplaced $*: exit $got (want $want), output:"
+		sed 's/^/    /' "$tmp/out"
+		fail=1
+	fi
+}
+
+expect 2 "unrecognized option" --no-such-option
+expect 2 "requires an argument" --root
+expect 2 "unexpected argument" --report extra
+expect 2 "goes with --report" --json
+expect 2 "not a size" --report --min-rss=12x
+
+expect 0 "Usage: numaplaced" --help
+expect 0 "numaplaced [0-9]" --version
+expect 1 "/nonexistent/dir" --report --root /nonexistent/dir
+expect 1 "missing.conf" -n -c "$tmp/missing.conf"
+printf 'scan_delay_ms = soon\n' >"$tmp/bad.conf"
+expect 1 "bad.conf:1:" -n -c "$tmp/bad.conf"
+printf 'scan_delay_ms = 500\n' >"$tmp/good.conf"
+expect 0 "scan_delay_ms = 500" -n -v -c "$tmp/good.conf"
+chmod 000 "$tmp/good.conf"
+if [ "$(id -u)" != 0 ]; then
+	expect 1 "good.conf" -n -c "$tmp/good.conf"
+fi
+expect 1 "bad.conf:1:" --report --root "$fixtures/host" -c "$tmp/bad.conf"
+exit $fail

@@ -1,0 +1,1141 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The placement policy as a table of cases: each names a machine, a task and
+ * what the policy must do with it. Topologies are built in memory.
+ */
+#include "check.h"
+#include "config.h"
+#include "policy.h"
+
+#include <stdbool.h>
+
+#define MAX_TEST_NODES 8
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+/* ---- machines ---- */
+
+struct topo_spec {
+	unsigned nr;
+	unsigned cpus[MAX_TEST_NODES];		       /* CPUs per node, numbered in node order */
+	uint64_t mem_gib[MAX_TEST_NODES];	       /* MemTotal */
+	unsigned dist[MAX_TEST_NODES][MAX_TEST_NODES]; /* row: from, column: to */
+};
+
+static const struct topo_spec one_node = {
+    .nr = 1,
+    .cpus = {4},
+    .mem_gib = {16},
+    .dist = {{10}},
+};
+
+/* Two sockets: CPUs 0-3 on node 0, 4-7 on node 1. */
+static const struct topo_spec two_nodes = {
+    .nr = 2,
+    .cpus = {4, 4},
+    .mem_gib = {16, 16},
+    .dist = {{10, 20}, {20, 10}},
+};
+
+/* Node 2 has CPUs (4-5) and no memory, node 3 memory and no CPUs. The
+ * distances are asymmetric: from node 2's CPUs node 1 is nearer (18) than
+ * node 0 (24), though from nodes 0 and 1 node 2 looks equally far. */
+static const struct topo_spec four_nodes = {
+    .nr = 4,
+    .cpus = {2, 2, 2, 0},
+    .mem_gib = {4, 4, 0, 8},
+    .dist = {{10, 16, 22, 22}, {16, 10, 22, 26}, {24, 18, 10, 28}, {22, 22, 28, 10}},
+};
+
+/* Socket A: nodes 0-3, socket B: nodes 4-6, two CPUs each; node 7 is
+ * memory behind socket A (a CXL expander): near to A, far from B. */
+static const struct topo_spec eight_nodes = {
+    .nr = 8,
+    .cpus = {2, 2, 2, 2, 2, 2, 2, 0},
+    .mem_gib = {8, 8, 8, 8, 8, 8, 8, 16},
+    .dist =
+	{
+	    {10, 12, 12, 12, 32, 32, 32, 20},
+	    {12, 10, 12, 12, 32, 32, 32, 20},
+	    {12, 12, 10, 12, 32, 32, 32, 20},
+	    {12, 12, 12, 10, 32, 32, 32, 20},
+	    {30, 32, 32, 32, 10, 12, 12, 40},
+	    {32, 32, 32, 32, 12, 10, 12, 40},
+	    {32, 32, 32, 32, 12, 12, 10, 40},
+	    {20, 20, 20, 20, 40, 40, 40, 10},
+	},
+};
+
+static struct np_topology *build_topology(const struct topo_spec *spec)
+{
+	struct np_topology *topo = calloc(1, sizeof(*topo));
+	int cpu = 0;
+
+	topo->nr_nodes = spec->nr;
+	topo->nodes = calloc(spec->nr, sizeof(*topo->nodes));
+	topo->distance = calloc(spec->nr * spec->nr, sizeof(*topo->distance));
+	for (unsigned i = 0; i < spec->nr; i++) {
+		struct np_node *node = &topo->nodes[i];
+
+		node->id = (int)i;
+		node->mem_total = spec->mem_gib[i] * GiB;
+		node->mem_free = node->mem_total / 4 * 3;
+		for (unsigned c = 0; c < spec->cpus[i]; c++)
+			np_bitmap_set(&node->cpus, (unsigned)cpu++);
+		node->nr_cpus = spec->cpus[i];
+		for (unsigned j = 0; j < spec->nr; j++)
+			topo->distance[i * spec->nr + j] = spec->dist[i][j];
+	}
+	topo->max_cpu = cpu - 1;
+	topo->cpu_node = malloc(sizeof(int) * (size_t)(cpu + 1));
+	for (unsigned i = 0; i < spec->nr; i++)
+		np_bitmap_for_each(c, &topo->nodes[i].cpus)
+		{
+			topo->cpu_node[c] = (int)i;
+		}
+	return topo;
+}
+
+static void parse_list(struct np_bitmap *set, const char *list)
+{
+	int err = np_bitmap_parse_list(set, list, strlen(list));
+
+	if (err) {
+		fprintf(stderr, "bad list in a test case: %s\n", list);
+		abort();
+	}
+}
+
+/* ---- the table ---- */
+
+struct expect {
+	enum np_action_kind kind;
+	enum np_reason reason;
+	int target; /* target_node */
+	bool pages, affinity, partial;
+	uint64_t move_mib;   /* move_bytes */
+	const char *nodes;   /* target_nodes as a list, or NULL: not checked */
+	const char *cpus;    /* target_cpus when affinity */
+	const char *text;    /* a substring of reason_text, or NULL */
+	const char *sources; /* source_nodes as a list, or NULL: not checked */
+};
+
+struct policy_case {
+	const char *name;
+	const struct topo_spec *topo;
+	/* the machine */
+	bool set_free; /* else each node is 3/4 free */
+	uint64_t free_mib[MAX_TEST_NODES];
+	double busy[MAX_TEST_NODES];
+	bool kernel_balancing;
+	/* config, on top of the defaults */
+	enum np_affinity_mode affinity;
+	enum np_kernel_balancing_mode kbal_mode;
+	uint64_t max_migrate_mb; /* 0: default */
+	/* the task */
+	uint64_t mem_mib[MAX_TEST_NODES]; /* resident per node id */
+	const char *threads;		  /* each thread's last CPU */
+	const char *cpus_allowed;	  /* NULL: every CPU */
+	const char *mems_allowed;	  /* NULL: every node */
+	bool no_numa_maps, no_details;
+	bool empty_masks; /* status had no Cpus_allowed or Mems_allowed line */
+	unsigned slots;	  /* numa_maps node slots; 0: one per node */
+	struct expect want;
+};
+
+static const struct policy_case cases[] = {
+    /* Two nodes. */
+    {
+	.name = "misplaced pages move to the node their threads run on",
+	.topo = &two_nodes,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 320,
+		 .nodes = "0",
+		 .text = "62% of 512 MiB on node 1, threads on node 0: move pages to node 0"},
+    },
+    {
+	.name = "a task already local is kept",
+	.topo = &two_nodes,
+	.mem_mib = {500, 12},
+	.threads = "0-3",
+	.want = {NP_ACTION_KEEP, NP_REASON_LOCAL, -1,
+		 .text = "97% of 512 MiB on node 0, where its threads run"},
+    },
+    {
+	.name = "threads' node without headroom is not chosen; with affinity=none keep",
+	.topo = &two_nodes,
+	.set_free = true,
+	.free_mib = {100, 12288},
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_KEEP, NP_REASON_NO_ROOM, -1,
+		 .text = "node 0 would keep less than 10% free"},
+    },
+    {
+	.name = "threads' node without headroom; with affinity=node threads go to the pages",
+	.topo = &two_nodes,
+	.set_free = true,
+	.free_mib = {100, 12288},
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+		 .move_mib = 192, .cpus = "4-7", .text = "move threads and pages to node 1"},
+    },
+    {
+	.name = "affinity=node: a near tie stays with the threads' node (margin)",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .move_mib = 320, .cpus = "0-3", .text = "move threads and pages to node 0"},
+    },
+    {
+	.name = "affinity=node: threads go to memory that is all on the other node",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {0, 512},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .affinity = true, .cpus = "4-7",
+		 .text = "100% of 512 MiB on node 1, threads on node 0: move threads to node 1"},
+    },
+    {
+	.name = "pinned by the user: pages move to the pinned node, affinity untouched",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {0, 512},
+	.threads = "0-3",
+	.cpus_allowed = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 512,
+		 .text = "threads pinned to node 0: move pages to node 0"},
+    },
+    {
+	.name = "pinned by the user, stale last CPU elsewhere: the pin wins",
+	.topo = &two_nodes,
+	.mem_mib = {0, 512},
+	.threads = "4",
+	.cpus_allowed = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 512},
+    },
+    {
+	.name = "memory and CPUs bound to one node, all there: nothing to choose",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {512, 0},
+	.threads = "0-3",
+	.cpus_allowed = "0-3",
+	.mems_allowed = "0",
+	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1,
+		 .text = "all 512 MiB on node 0, the only node allowed to hold it"},
+    },
+    {
+	.name = "mems_allowed excludes the threads' node, affinity=none: keep",
+	.topo = &two_nodes,
+	.mem_mib = {256, 256},
+	.threads = "0-3",
+	.mems_allowed = "1",
+	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1},
+    },
+    {
+	.name = "mems_allowed excludes the threads' node, affinity=node: threads go to it",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {256, 256},
+	.threads = "0-3",
+	.mems_allowed = "1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+		 .move_mib = 256, .cpus = "4-7"},
+    },
+    {
+	.name = "kernel NUMA balancing on, kernel_balancing=defer: skip, say what we would do",
+	.topo = &two_nodes,
+	.kernel_balancing = true,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_SKIP, NP_REASON_KERNEL_BALANCING, 0,
+		 .text = "kernel NUMA balancing is on, deferring: 62% of 512 MiB"},
+    },
+    {
+	.name = "kernel NUMA balancing on, kernel_balancing=ignore: act",
+	.topo = &two_nodes,
+	.kernel_balancing = true,
+	.kbal_mode = NP_KBAL_IGNORE,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 320},
+    },
+    {
+	.name = "a large move is capped by max_migrate_mb_per_scan and says it is partial",
+	.topo = &two_nodes,
+	.mem_mib = {512, 3072},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .partial = true,
+		 .move_mib = 1024, .text = "move pages to node 0 (1024 MiB of 3072 MiB this scan)"},
+    },
+    {
+	.name = "larger than either node and already on both: keep",
+	.topo = &two_nodes,
+	.set_free = true,
+	.free_mib = {1024, 4096},
+	.mem_mib = {14000, 10000},
+	.threads = "0-3",
+	.want = {NP_ACTION_KEEP, NP_REASON_TOO_BIG, 0, .nodes = "0-1",
+		 .text = "fits no single node, 100% already on nodes 0-1"},
+    },
+    {
+	.name = "no numa_maps data: skip",
+	.topo = &two_nodes,
+	.threads = "0",
+	.no_numa_maps = true,
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1},
+    },
+    {
+	.name = "numa_maps with nothing resident: skip",
+	.topo = &two_nodes,
+	.threads = "0",
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1},
+    },
+    {
+	.name = "allowed CPUs and nodes unknown: skip rather than guess",
+	.topo = &two_nodes,
+	.mem_mib = {0, 512},
+	.threads = "0",
+	.no_details = true,
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_DETAILS, -1},
+    },
+    {
+	.name = "one node: nowhere to go",
+	.topo = &one_node,
+	.mem_mib = {512},
+	.threads = "0-3",
+	.want = {NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, -1},
+    },
+
+    {
+	.name = "pages on a node that is not online count as misplaced",
+	.topo = &two_nodes,
+	.slots = 4,
+	.mem_mib = {400, 0, 0, 112},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 112,
+		 .nodes = "0", .sources = "3"},
+    },
+    {
+	.name = "no Cpus_allowed or Mems_allowed line: no limit, not bound",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.empty_masks = true,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .move_mib = 320, .cpus = "0-3", .sources = "1"},
+    },
+
+    /* Four nodes: a memoryless CPU node and a memory-only node. */
+    {
+	.name = "pages on the memory-only node come to the threads",
+	.topo = &four_nodes,
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 1024},
+    },
+    {
+	.name = "threads' node full: the nearest node with room, not the far one",
+	.topo = &four_nodes,
+	.set_free = true,
+	.free_mib = {100, 3072, 0, 6144},
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .move_mib = 1024},
+    },
+    {
+	.name = "threads on a memoryless node: pages go to the node nearest from its CPUs",
+	.topo = &four_nodes,
+	.mem_mib = {1024},
+	.threads = "4-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .move_mib = 1024,
+		 .text = "threads on node 2: move pages to node 1"},
+    },
+    {
+	.name = "affinity=node: threads never go to the memory-only node",
+	.topo = &four_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {[3] = 2048},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .partial = true, .move_mib = 1024, .cpus = "0-1"},
+    },
+    {
+	.name = "mems_allowed excludes the best node: the next allowed one",
+	.topo = &four_nodes,
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.mems_allowed = "1,3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .move_mib = 1024},
+    },
+
+    {
+	.name = "affinity=node within a user's cpuset over two nodes: narrowed inside it",
+	.topo = &four_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.busy = {0.95},
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.cpus_allowed = "1-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+		 .move_mib = 1024, .cpus = "2-3"},
+    },
+
+    /* Eight nodes: two sockets and far memory. */
+    {
+	.name = "larger than any node: spread over the fewest nodes nearest the threads",
+	.topo = &eight_nodes,
+	.set_free = true,
+	.free_mib = {1024, 6144, 6144, 6144, 2048, 6144, 6144, 1024},
+	.max_migrate_mb = 8192,
+	.mem_mib = {6144, [4] = 4096},
+	.threads = "0-1",
+	.want = {NP_ACTION_SPREAD, NP_REASON_TOO_BIG, 0, .pages = true, .move_mib = 4096,
+		 .nodes = "0-1",
+		 .text = "10.0 GiB fits no single node: spread over nodes 0-1, move 4096 MiB"},
+    },
+    {
+	.name = "affinity=node, idle machine: threads stay, pages come (margin)",
+	.topo = &eight_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {205, [4] = 307},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .move_mib = 307, .cpus = "0-1"},
+    },
+    {
+	.name = "affinity=node, threads' node busy: threads go to the pages' idle node",
+	.topo = &eight_nodes,
+	.busy = {0.95},
+	.affinity = NP_AFFINITY_NODE,
+	.mem_mib = {205, [4] = 307},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 4, .pages = true, .affinity = true,
+		 .move_mib = 205, .cpus = "8-9"},
+    },
+    {
+	.name = "same socket, moderately misplaced: still moves home",
+	.topo = &eight_nodes,
+	.mem_mib = {300, 212},
+	.threads = "0-1",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 212},
+    },
+    {
+	.name = "far memory behind the other socket comes to a node of this socket",
+	.topo = &eight_nodes,
+	.mem_mib = {[7] = 1024},
+	.threads = "10-11",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 5, .pages = true, .move_mib = 1024},
+    },
+};
+
+/* Everything a case needs, owned by the test. */
+struct built {
+	struct np_topology *topo;
+	uint64_t free_bytes[MAX_TEST_NODES];
+	struct np_policy_machine machine;
+	struct np_config cfg;
+	struct np_task task;
+	struct np_thread threads[64];
+	uint64_t node_bytes[MAX_TEST_NODES];
+	struct np_policy_task input;
+};
+
+static void build_task(struct built *b, const char *threads, const uint64_t *mem_mib)
+{
+	struct np_bitmap last;
+	unsigned n = 0;
+
+	b->task.nr_thread_samples = 0;
+	b->task.rss_bytes = 0;
+	for (unsigned i = 0; i < MAX_TEST_NODES; i++) {
+		b->node_bytes[i] = mem_mib[i] * MiB;
+		b->task.rss_bytes += b->node_bytes[i];
+	}
+	parse_list(&last, threads);
+	np_bitmap_for_each(cpu, &last)
+	{
+		b->threads[n] = (struct np_thread){
+		    .tid = b->task.pid + (int)n, .last_cpu = cpu, .cpu_ticks = 100};
+		n++;
+	}
+	b->task.threads = b->threads;
+	b->task.nr_thread_samples = n;
+	b->task.nr_threads = n;
+	b->task.last_cpu = n ? b->threads[0].last_cpu : 0;
+}
+
+static void build(struct built *b, const struct policy_case *c)
+{
+	memset(b, 0, sizeof(*b));
+	b->topo = build_topology(c->topo);
+	for (unsigned i = 0; i < c->topo->nr; i++)
+		b->free_bytes[i] = c->set_free ? c->free_mib[i] * MiB : b->topo->nodes[i].mem_free;
+	b->machine = (struct np_policy_machine){
+	    .topo = b->topo,
+	    .node_free = b->free_bytes,
+	    .node_busy = c->busy,
+	    .kernel_numa_balancing = c->kernel_balancing,
+	};
+	np_config_init(&b->cfg);
+	b->cfg.affinity = c->affinity;
+	b->cfg.kernel_balancing = c->kbal_mode;
+	if (c->max_migrate_mb)
+		b->cfg.max_migrate_mb_per_scan = c->max_migrate_mb;
+
+	b->task.pid = 4242;
+	b->task.start_ticks = 777;
+	strcpy(b->task.comm, "worker");
+	b->task.state = 'R';
+	b->task.age_ms = 600000;
+	b->task.has_details = !c->no_details;
+	parse_list(&b->task.cpus_allowed, c->cpus_allowed ? c->cpus_allowed : "0-63");
+	parse_list(&b->task.mems_allowed, c->mems_allowed ? c->mems_allowed : "0-7");
+	if (c->empty_masks) {
+		np_bitmap_zero(&b->task.cpus_allowed);
+		np_bitmap_zero(&b->task.mems_allowed);
+	}
+	build_task(b, c->threads, c->mem_mib);
+	if (b->task.rss_bytes == 0)
+		b->task.rss_bytes = 512 * MiB; /* VmRSS counts what numa_maps may not */
+	b->input = (struct np_policy_task){
+	    .task = &b->task,
+	    .node_bytes = c->no_numa_maps ? NULL : b->node_bytes,
+	    .nr_node_slots = c->slots ? c->slots : c->topo->nr,
+	    .cpu_percent = 100,
+	};
+}
+
+static void unbuild(struct built *b)
+{
+	np_topology_free(b->topo);
+}
+
+static bool list_is(const struct np_bitmap *set, const char *want)
+{
+	struct np_bitmap w;
+
+	parse_list(&w, want);
+	return np_bitmap_equal(set, &w);
+}
+
+static void check_action(const char *name, const struct np_action *a, const struct expect *w)
+{
+	int before = check_failures;
+
+	CHECK_STR(np_action_kind_name(a->kind), np_action_kind_name(w->kind));
+	CHECK_STR(np_reason_name(a->reason), np_reason_name(w->reason));
+	CHECK_INT(a->target_node, w->target);
+	CHECK_INT(a->move_pages, w->pages);
+	CHECK_INT(a->set_affinity, w->affinity);
+	CHECK_INT(a->partial, w->partial);
+	CHECK_U64(a->move_bytes, w->move_mib * MiB);
+	if (w->nodes)
+		CHECK(list_is(&a->target_nodes, w->nodes));
+	if (w->affinity && w->cpus)
+		CHECK(list_is(&a->target_cpus, w->cpus));
+	if (!w->affinity)
+		CHECK(np_bitmap_empty(&a->target_cpus) || a->kind == NP_ACTION_SKIP);
+	if (w->text)
+		CHECK(strstr(a->reason_text, w->text) != NULL);
+	if (w->sources)
+		CHECK(list_is(&a->source_nodes, w->sources));
+	CHECK(a->reason_text[0] != '\0' && !strchr(a->reason_text, '\n'));
+	if (check_failures != before)
+		fprintf(stderr, "  in case \"%s\": %s %s, \"%s\"\n", name,
+			np_action_kind_name(a->kind), np_reason_name(a->reason), a->reason_text);
+}
+
+static void test_table(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct policy_case *c = &cases[i];
+		struct built *b = malloc(sizeof(*b));
+		struct np_policy_history hist;
+		struct np_action a;
+
+		build(b, c);
+		np_policy_history_init(&hist);
+		b->input.hist = &hist;
+		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		check_action(c->name, &a, &c->want);
+		if (getenv("NP_TEST_VERBOSE"))
+			printf("%-6s %-16s %s\n", np_action_kind_name(a.kind),
+			       np_reason_name(a.reason), a.reason_text);
+		CHECK_INT(a.pid, 4242);
+		CHECK_U64(a.start_ticks, 777);
+		/* Whatever it decided, it never targets a node outside
+		 * Mems_allowed, and never gives threads CPUs outside their own
+		 * allowed set or on a node without CPUs. */
+		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP && !c->empty_masks)
+			CHECK(np_bitmap_test(&b->task.mems_allowed, (unsigned)a.target_node));
+		if (a.set_affinity && !c->empty_masks)
+			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpus_allowed));
+		/* A deferred decision leaves no trace in the history. */
+		if (a.reason == NP_REASON_KERNEL_BALANCING)
+			CHECK_INT(hist.target_node, -1);
+		else if (a.kind == NP_ACTION_MOVE || a.kind == NP_ACTION_SPREAD)
+			CHECK_INT(hist.target_node, a.target_node);
+		unbuild(b);
+		free(b);
+	}
+}
+
+/* ---- screening: the checks that need no numa_maps ---- */
+
+struct screen_case {
+	const char *name;
+	const char *comm;
+	int pid;
+	bool kthread;
+	uint64_t age_ms, rss_mib;
+	double cpu_percent;
+	const char *cgroup;
+	char *const *exclude_comm, *const *include_comm;
+	char *const *exclude_cgroup, *const *include_cgroup;
+	bool exclude_pid_4242;
+	bool pass;
+	enum np_reason reason;
+	const char *text;
+};
+
+static char *const ssh_glob[] = {"ssh*", NULL};
+static char *const db_globs[] = {"postgres", "mysqld", NULL};
+static char *const system_slice[] = {"/system.slice/", NULL};
+static char *const user_slice[] = {"/user.slice", NULL};
+
+static const struct screen_case screen_cases[] = {
+    {"an ordinary busy task passes", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
+     .cpu_percent = 80, .cgroup = "/user.slice/app", .pass = true},
+    {"kernel threads are never candidates", "kswapd0", 90, .kthread = true, .age_ms = 5000,
+     .rss_mib = 512, .cpu_percent = 80, .reason = NP_REASON_KERNEL_THREAD},
+    {"exclude_pid", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
+     .exclude_pid_4242 = true, .reason = NP_REASON_EXCLUDED, .text = "pid 4242 is in exclude_pid"},
+    {"exclude_comm glob", "sshd", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
+     .exclude_comm = ssh_glob, .reason = NP_REASON_EXCLUDED,
+     .text = "comm \"sshd\" matches exclude_comm \"ssh*\""},
+    {"include_comm that does not match", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
+     .cpu_percent = 80, .include_comm = db_globs, .reason = NP_REASON_EXCLUDED},
+    {"include_comm that matches", "mysqld", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
+     .include_comm = db_globs, .pass = true},
+    {"exclude_cgroup covers its subtree", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
+     .cpu_percent = 80, .cgroup = "/system.slice/cron.service", .exclude_cgroup = system_slice,
+     .reason = NP_REASON_EXCLUDED, .text = "under exclude_cgroup /system.slice/"},
+    {"exclude_cgroup matches whole components only", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
+     .cpu_percent = 80, .cgroup = "/system.slice2/x.service", .exclude_cgroup = system_slice,
+     .pass = true},
+    {"include_cgroup that does not match", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
+     .cpu_percent = 80, .cgroup = "/system.slice/x.service", .include_cgroup = user_slice,
+     .reason = NP_REASON_EXCLUDED},
+    {"include_cgroup exact", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
+     .cgroup = "/user.slice", .include_cgroup = user_slice, .pass = true},
+    {"too young", "worker", 4242, .age_ms = 999, .rss_mib = 512, .cpu_percent = 80,
+     .reason = NP_REASON_TOO_YOUNG, .text = "started 999 ms ago, scan_delay_ms is 1000"},
+    {"too small", "worker", 4242, .age_ms = 5000, .rss_mib = 99, .cpu_percent = 80,
+     .reason = NP_REASON_TOO_SMALL, .text = "RSS 99 MiB is below min_rss_mb 100"},
+    {"idle", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 4.9,
+     .reason = NP_REASON_IDLE, .text = "4.9% CPU since the last look, below min_cpu_percent 5"},
+    {"at the thresholds passes", "worker", 4242, .age_ms = 1000, .rss_mib = 100, .cpu_percent = 5,
+     .pass = true},
+};
+
+static struct np_strv strv(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return (struct np_strv){.v = (char **)v, .n = n};
+}
+
+static void test_screen(void)
+{
+	for (size_t i = 0; i < sizeof(screen_cases) / sizeof(screen_cases[0]); i++) {
+		const struct screen_case *c = &screen_cases[i];
+		struct np_config cfg;
+		struct np_task task = {0};
+		struct np_action a;
+		int excluded = 4242, before = check_failures;
+		bool pass;
+
+		np_config_init(&cfg);
+		cfg.exclude_comm = strv(c->exclude_comm);
+		cfg.include_comm = strv(c->include_comm);
+		cfg.exclude_cgroup = strv(c->exclude_cgroup);
+		cfg.include_cgroup = strv(c->include_cgroup);
+		if (c->exclude_pid_4242) {
+			cfg.exclude_pid = &excluded;
+			cfg.nr_exclude_pid = 1;
+		}
+		task.pid = c->pid;
+		snprintf(task.comm, sizeof(task.comm), "%s", c->comm);
+		task.kthread = c->kthread;
+		task.age_ms = c->age_ms;
+		task.rss_bytes = c->rss_mib * MiB;
+		task.has_details = true;
+		task.cgroup = (char *)c->cgroup;
+
+		pass = np_policy_screen(&cfg, &task, c->cpu_percent, &a);
+		CHECK_INT(pass, c->pass);
+		CHECK_INT(a.pid, c->pid);
+		if (!c->pass) {
+			CHECK_INT(a.kind, NP_ACTION_SKIP);
+			CHECK_STR(np_reason_name(a.reason), np_reason_name(c->reason));
+		}
+		if (c->text)
+			CHECK(strstr(a.reason_text, c->text) != NULL);
+		if (check_failures != before)
+			fprintf(stderr, "  in screen case \"%s\": \"%s\"\n", c->name,
+				a.reason_text);
+	}
+}
+
+/* Without details the cgroup is unknown: the cgroup filters wait for them
+ * rather than excluding everything. */
+static void test_screen_before_details(void)
+{
+	struct np_config cfg;
+	struct np_task task = {.pid = 7, .age_ms = 5000, .rss_bytes = 512 * MiB};
+	struct np_action a;
+
+	np_config_init(&cfg);
+	cfg.include_cgroup = strv(user_slice);
+	CHECK(np_policy_screen(&cfg, &task, 50, &a));
+	task.has_details = true;
+	CHECK(!np_policy_screen(&cfg, &task, 50, &a));
+	CHECK_STR(np_reason_name(a.reason), "excluded");
+	CHECK(strstr(a.reason_text, "(unknown)") != NULL);
+}
+
+/* ---- hysteresis ---- */
+
+/* Input X wants the task on node 0, input Y on node 1. */
+static const uint64_t mem_x[MAX_TEST_NODES] = {100, 412};
+static const uint64_t mem_y[MAX_TEST_NODES] = {412, 100};
+
+static const struct policy_case two_node_base = {
+    .name = "hysteresis",
+    .topo = &two_nodes,
+    .mem_mib = {100, 412},
+    .threads = "0-3",
+};
+
+/* Feed @pattern ("XYXY...") one look each; return how many looks moved and
+ * store the target of each look in @targets (-1: no move). */
+static unsigned run_looks(struct built *b, struct np_policy_history *hist, const char *pattern,
+			  int *targets)
+{
+	unsigned moves = 0;
+
+	for (unsigned i = 0; pattern[i]; i++) {
+		struct np_action a;
+		bool x = pattern[i] == 'X';
+
+		build_task(b, x ? "0-3" : "4-7", x ? mem_x : mem_y);
+		b->input.hist = hist;
+		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		CHECK(a.kind == NP_ACTION_MOVE || a.reason == NP_REASON_HYSTERESIS);
+		targets[i] = a.kind == NP_ACTION_MOVE ? a.target_node : -1;
+		moves += a.kind == NP_ACTION_MOVE;
+	}
+	return moves;
+}
+
+static void test_no_ping_pong(void)
+{
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	int targets[32];
+
+	build(b, &two_node_base);
+
+	/* Inputs that would flip every period move once in 20 periods. */
+	np_policy_history_init(&hist);
+	CHECK_INT(run_looks(b, &hist, "XYXYXYXYXYXYXYXYXYXY", targets), 1);
+	CHECK_INT(targets[0], 0);
+	CHECK_INT(hist.flips, 0);
+
+	/* The same with hysteresis off: every period moves, the other way. */
+	b->cfg.hysteresis_periods = 0;
+	np_policy_history_init(&hist);
+	CHECK_INT(run_looks(b, &hist, "XYXYXYXY", targets), 8);
+	CHECK_INT(targets[1], 1);
+	CHECK_INT(hist.flips, 7);
+	b->cfg.hysteresis_periods = 3;
+
+	/* A lasting change is followed, once, after hysteresis_periods looks:
+	 * looks 1 and 2 hold, look 3 turns to node 1, and later looks carry on
+	 * toward it. */
+	np_policy_history_init(&hist);
+	CHECK_INT(run_looks(b, &hist, "XYYYYY", targets), 4);
+	CHECK_INT(targets[0], 0);
+	CHECK_INT(targets[1], -1);
+	CHECK_INT(targets[2], -1);
+	CHECK_INT(targets[3], 1);
+	CHECK_INT(targets[5], 1);
+	CHECK_INT(hist.flips, 1);
+
+	/* Going back needs twice the streak after one flip: six looks. */
+	CHECK_INT(run_looks(b, &hist, "XXXXXX", targets), 1);
+	CHECK_INT(targets[4], -1);
+	CHECK_INT(targets[5], 0);
+	CHECK_INT(hist.flips, 2);
+
+	unbuild(b);
+	free(b);
+}
+
+/* A partial move carries on in the next scans until the task is local. */
+static void test_partial_continues(void)
+{
+	static const struct policy_case base = {
+	    .name = "partial",
+	    .topo = &two_nodes,
+	    .mem_mib = {512, 3072},
+	    .threads = "0-3",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	uint64_t mem[MAX_TEST_NODES] = {512, 3072};
+	struct np_action a;
+	unsigned looks = 0;
+
+	build(b, &base);
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	for (;;) {
+		build_task(b, "0-3", mem);
+		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		if (a.kind != NP_ACTION_MOVE)
+			break;
+		CHECK_INT(a.target_node, 0);
+		CHECK(a.move_bytes <= 1024 * MiB);
+		/* What the actuator would do. */
+		mem[1] -= a.move_bytes / MiB;
+		mem[0] += a.move_bytes / MiB;
+		if (++looks > 10)
+			break;
+	}
+	/* 3072 MiB in three steps of 1024 MiB, then local. */
+	CHECK_INT(looks, 3);
+	CHECK_STR(np_reason_name(a.reason), "local");
+	unbuild(b);
+	free(b);
+}
+
+/* The mask the policy set is not mistaken for the user's pinning. */
+static void test_own_narrowing_is_not_pinning(void)
+{
+	static const struct policy_case base = {
+	    .name = "narrowing",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_NODE,
+	    .mem_mib = {192, 320},
+	    .threads = "0-3",
+	};
+	static const uint64_t all_on_1[MAX_TEST_NODES] = {0, 512};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	struct np_action a;
+
+	build(b, &base);
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK(a.set_affinity);
+	CHECK(hist.narrowed);
+
+	/* The actuator narrowed it; later all its memory ends up on node 1. */
+	b->task.cpus_allowed = a.target_cpus;
+	build_task(b, "0-3", all_on_1);
+	np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(strstr(a.reason_text, "pinned") == NULL);
+	CHECK(strstr(a.reason_text, "move threads to node 1") != NULL);
+
+	/* Someone else set the same-looking mask: that is a pin. */
+	np_policy_history_init(&hist);
+	np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(strstr(a.reason_text, "threads pinned to node 0: move pages to node 0") != NULL);
+	CHECK(!a.set_affinity);
+	unbuild(b);
+	free(b);
+}
+
+/* ---- batches ---- */
+
+/* Two tasks want the same node, which has room for one: the second one sees
+ * the first one's pages as already there. */
+static void test_batch_accounts_planned_moves(void)
+{
+	static const struct policy_case base = {
+	    .name = "batch",
+	    .topo = &two_nodes,
+	    .set_free = true,
+	    .free_mib = {2048, 12288},
+	    .mem_mib = {0, 300},
+	    .threads = "0-3",
+	};
+	struct built *b1 = malloc(sizeof(*b1)), *b2 = malloc(sizeof(*b2));
+	struct np_policy_task tasks[2];
+	struct np_action actions[2];
+
+	build(b1, &base);
+	build(b2, &base);
+	b2->task.pid = 4343;
+	tasks[0] = b1->input;
+	tasks[1] = b2->input;
+	tasks[1].task = &b2->task;
+	tasks[1].node_bytes = b2->node_bytes;
+
+	/* Alone, each would move. */
+	np_policy_decide(&b1->machine, &b1->cfg, &tasks[1], &actions[1]);
+	CHECK_INT(actions[1].kind, NP_ACTION_MOVE);
+
+	CHECK_INT(np_policy_decide_all(&b1->machine, &b1->cfg, tasks, 2, actions), 0);
+	CHECK_INT(actions[0].kind, NP_ACTION_MOVE);
+	CHECK_INT(actions[0].target_node, 0);
+	CHECK_INT(actions[1].pid, 4343);
+	CHECK_INT(actions[1].kind, NP_ACTION_KEEP);
+	CHECK_STR(np_reason_name(actions[1].reason), "no-room");
+	unbuild(b1);
+	unbuild(b2);
+	free(b1);
+	free(b2);
+}
+
+/* ---- invariants over random machines ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	/* xorshift64*: fixed seed, so a failure reproduces. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return n ? (rng_state * 0x2545f4914f6cdd1dull >> 11) % n : 0;
+}
+
+struct random_case {
+	struct topo_spec spec;
+	struct np_topology *topo;
+	uint64_t free_bytes[MAX_TEST_NODES];
+	double busy[MAX_TEST_NODES];
+	struct np_policy_machine machine;
+	struct np_config cfg;
+	struct np_task task;
+	struct np_thread threads[16];
+	uint64_t node_bytes[MAX_TEST_NODES];
+	struct np_policy_history hist;
+};
+
+static void random_machine(struct random_case *r)
+{
+	struct topo_spec *spec = &r->spec;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->nr = 2 + (unsigned)rnd(MAX_TEST_NODES - 1);
+	for (unsigned i = 0; i < spec->nr; i++) {
+		spec->cpus[i] = (unsigned)rnd(4);
+		spec->mem_gib[i] = rnd(4) ? 1 + rnd(16) : 0;
+		for (unsigned j = 0; j < spec->nr; j++)
+			spec->dist[i][j] = i == j ? 10 : 11 + (unsigned)rnd(30);
+	}
+	spec->cpus[rnd(spec->nr)] += 1;	   /* some node has CPUs */
+	spec->mem_gib[rnd(spec->nr)] += 1; /* and some has memory */
+	r->topo = build_topology(spec);
+	for (unsigned i = 0; i < spec->nr; i++) {
+		r->free_bytes[i] = rnd(r->topo->nodes[i].mem_total / MiB + 1) * MiB;
+		r->busy[i] = (double)rnd(120) / 100.0;
+	}
+	r->machine = (struct np_policy_machine){.topo = r->topo,
+						.node_free = r->free_bytes,
+						.node_busy = r->busy,
+						.kernel_numa_balancing = rnd(8) == 0};
+	np_config_init(&r->cfg);
+	r->cfg.affinity = rnd(2) ? NP_AFFINITY_NODE : NP_AFFINITY_NONE;
+	r->cfg.kernel_balancing = rnd(2) ? NP_KBAL_DEFER : NP_KBAL_IGNORE;
+	r->cfg.node_mem_headroom_percent = (unsigned)rnd(31);
+	r->cfg.locality_target_percent = 50 + (unsigned)rnd(51);
+	r->cfg.hysteresis_periods = (unsigned)rnd(5);
+	r->cfg.max_migrate_mb_per_scan = 1 + rnd(4096);
+	np_policy_history_init(&r->hist);
+}
+
+static void random_task(struct random_case *r)
+{
+	unsigned nr_cpus = (unsigned)r->topo->max_cpu + 1;
+
+	memset(&r->task, 0, sizeof(r->task));
+	r->task.pid = 100;
+	r->task.age_ms = 100000;
+	r->task.has_details = true;
+	strcpy(r->task.comm, "random");
+	r->task.rss_bytes = 0;
+	for (unsigned i = 0; i < r->spec.nr; i++) {
+		r->node_bytes[i] = rnd(3) ? 0 : rnd(8192) * MiB;
+		r->task.rss_bytes += r->node_bytes[i];
+	}
+	r->task.rss_bytes += 200 * MiB;
+	r->task.nr_thread_samples = 1 + (unsigned)rnd(16);
+	for (unsigned i = 0; i < r->task.nr_thread_samples; i++)
+		r->threads[i] = (struct np_thread){
+		    .tid = 100 + (int)i, .last_cpu = (int)rnd(nr_cpus), .cpu_ticks = rnd(1000)};
+	r->task.threads = r->threads;
+	r->task.last_cpu = r->threads[0].last_cpu;
+	if (rnd(2)) {
+		parse_list(&r->task.cpus_allowed, "0-63");
+	} else {
+		np_bitmap_zero(&r->task.cpus_allowed);
+		while (np_bitmap_empty(&r->task.cpus_allowed))
+			for (unsigned c = 0; c < nr_cpus; c++)
+				if (rnd(2))
+					np_bitmap_set(&r->task.cpus_allowed, c);
+	}
+	np_bitmap_zero(&r->task.mems_allowed);
+	if (rnd(2))
+		parse_list(&r->task.mems_allowed, "0-7");
+	else
+		for (unsigned n = 0; n < r->spec.nr; n++)
+			if (rnd(2))
+				np_bitmap_set(&r->task.mems_allowed, n);
+	if (np_bitmap_empty(&r->task.mems_allowed))
+		np_bitmap_set(&r->task.mems_allowed, (unsigned)rnd(r->spec.nr));
+}
+
+static unsigned violations;
+
+static void violated(const char *what, const struct np_action *a)
+{
+	if (violations++ < 5)
+		fprintf(stderr, "invariant broken: %s: %s %s \"%s\"\n", what,
+			np_action_kind_name(a->kind), np_reason_name(a->reason), a->reason_text);
+}
+
+static void check_invariants(const struct random_case *r, const struct np_bitmap *allowed_cpus,
+			     const struct np_action *a)
+{
+	const struct np_topology *topo = r->topo;
+	bool acts = a->kind == NP_ACTION_MOVE || a->kind == NP_ACTION_SPREAD;
+	uint64_t cap = r->cfg.max_migrate_mb_per_scan * MiB;
+	unsigned cpu_nodes = 0;
+
+	if (!a->reason_text[0] || strchr(a->reason_text, '\n'))
+		violated("reason text empty or multi-line", a);
+	if (!acts && (a->move_pages || a->set_affinity || a->move_bytes))
+		violated("a keep or skip that moves something", a);
+	if (a->move_bytes > cap || a->move_bytes > a->misplaced_bytes)
+		violated("move larger than the cap or than what is misplaced", a);
+	if (acts && a->partial != (a->misplaced_bytes > cap))
+		violated("partial flag disagrees with the cap", a);
+	if (acts && !a->move_pages && !a->set_affinity)
+		violated("a move that does nothing", a);
+	np_bitmap_for_each(id, &a->target_nodes)
+	{
+		const struct np_node *node = np_topology_node(topo, id);
+
+		if (acts && (!node || !node->mem_total ||
+			     !np_bitmap_test(&r->task.mems_allowed, (unsigned)id)))
+			violated("target node outside Mems_allowed or without memory", a);
+	}
+	if (a->kind == NP_ACTION_MOVE && a->move_pages) {
+		const struct np_node *node = np_topology_node(topo, a->target_node);
+		uint64_t keep = node->mem_total / 100 * r->cfg.node_mem_headroom_percent;
+
+		if (r->free_bytes[a->target_node] < a->misplaced_bytes ||
+		    r->free_bytes[a->target_node] - a->misplaced_bytes < keep)
+			violated("move into a node without headroom", a);
+	}
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		struct np_bitmap on;
+
+		np_bitmap_and(&on, &topo->nodes[i].cpus, allowed_cpus);
+		cpu_nodes += !np_bitmap_empty(&on);
+	}
+	if (a->set_affinity) {
+		if (r->cfg.affinity != NP_AFFINITY_NODE)
+			violated("affinity set with affinity=none", a);
+		if (cpu_nodes < 2)
+			violated("affinity changed for a task pinned to one node", a);
+		if (np_bitmap_empty(&a->target_cpus) ||
+		    !np_bitmap_subset(&a->target_cpus, allowed_cpus))
+			violated("affinity outside the task's own allowed CPUs", a);
+	}
+}
+
+/* Random machines, configs and tasks, five looks each with the history
+ * carried over: whatever the policy decides must keep its promises. */
+static void test_random_invariants(void)
+{
+	struct random_case *r = malloc(sizeof(*r));
+	unsigned decisions = 0, moves = 0;
+
+	for (unsigned m = 0; m < 300; m++) {
+		struct np_bitmap allowed;
+
+		random_machine(r);
+		for (unsigned t = 0; t < 4; t++) {
+			np_policy_history_init(&r->hist);
+			random_task(r);
+			allowed = r->task.cpus_allowed;
+			for (unsigned look = 0; look < 5; look++) {
+				struct np_policy_task in = {.task = &r->task,
+							    .node_bytes = r->node_bytes,
+							    .nr_node_slots = r->spec.nr,
+							    .cpu_percent = (double)rnd(400),
+							    .hist = &r->hist};
+				struct np_action a;
+
+				np_policy_decide(&r->machine, &r->cfg, &in, &a);
+				check_invariants(r, &allowed, &a);
+				decisions++;
+				moves += a.kind == NP_ACTION_MOVE || a.kind == NP_ACTION_SPREAD;
+				/* What an actuator would do with the affinity. */
+				if (a.set_affinity)
+					r->task.cpus_allowed = a.target_cpus;
+				/* And some noise in the next sample. */
+				r->node_bytes[rnd(r->spec.nr)] += rnd(256) * MiB;
+			}
+		}
+		np_topology_free(r->topo);
+	}
+	free(r);
+	CHECK_INT(violations, 0);
+	CHECK_INT(decisions, 300 * 4 * 5);
+	/* The random inputs do exercise moves, not only skips. */
+	CHECK(moves > decisions / 20);
+}
+
+static void test_names(void)
+{
+	for (int i = 0; i < NP_REASON_COUNT; i++) {
+		CHECK(strcmp(np_reason_name((enum np_reason)i), "unknown") != 0);
+		for (int j = 0; j < i; j++)
+			CHECK(strcmp(np_reason_name((enum np_reason)i),
+				     np_reason_name((enum np_reason)j)) != 0);
+	}
+	CHECK_STR(np_reason_name(NP_REASON_COUNT), "unknown");
+	CHECK_STR(np_action_kind_name(NP_ACTION_SPREAD), "spread");
+}
+
+int main(void)
+{
+	test_table();
+	test_screen();
+	test_screen_before_details();
+	test_no_ping_pong();
+	test_partial_continues();
+	test_own_narrowing_is_not_pinning();
+	test_batch_accounts_planned_moves();
+	test_names();
+	test_random_invariants();
+	return check_done();
+}
