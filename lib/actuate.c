@@ -19,22 +19,30 @@
 #include "numa_maps.h"
 
 /*
- * Batch sizes, from a 2-node QEMU guest moving 100,000 4 KiB pages from node
- * 0 to node 1:
+ * Batch sizes, from a 2-node QEMU guest (TCG) moving 100,000 4 KiB pages from
+ * node 0 to node 1:
  *   one move_pages call for all pages     2.8 s  (and the task stalls for all of it)
  *   move_pages, batches of 1 page         7.3 s  (syscall and page-table walk per page)
  *   move_pages, batches of 512..4096      2.6..2.7 s
  *   migrate_pages, whole task             2.5 s
+ * and on a busier host (tests/bench/bench-migrate, medians of 3, ms total /
+ * longest single call):
+ *   one move_pages call                   13962 / 13961
+ *   this file's path (413 calls)           9958 /   178
+ *   migrate_pages, whole process          12284 / 12284
+ *   move_pages, batches of 512            11923 /   254
+ *   move_pages, batches of 4096           10222 /   828
  * Batches of a few hundred pages lose nothing against one big call, and each
  * call holds the target's mmap lock only briefly: a long migrate_pages has
  * blocked its target for minutes on big machines. At 26 us a page in that
  * guest a 20 ms call is ~770 pages; real hardware moves a page in 1-3 us, so
  * the size adapts to the measured call time from a start of 512.
  *
- * migrate_pages is 4-8% faster there, but it cannot be stopped part way, and
- * run with CAP_SYS_NICE it also moves pages shared with other tasks (libc).
- * It is used only when the whole misplaced set fits in one call of the target
- * length at the measured speed: then it also saves the page lookups.
+ * migrate_pages was 4-8% faster in the first series and 23% slower in the
+ * second; it cannot be stopped part way, and run with CAP_SYS_NICE it also
+ * moves pages shared with other tasks (libc). It is used only when the whole
+ * misplaced set fits in one call of the target length at the measured speed:
+ * then it saves the page lookups.
  */
 #define DEFAULT_BATCH_PAGES 512
 #define DEFAULT_BATCH_TARGET_MS 20
@@ -309,9 +317,10 @@ unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target
 		ideal = (uint64_t)batch * 2;
 	else
 		ideal = (uint64_t)((unsigned __int128)batch * target_ns / elapsed_ns);
-	/* Half way: one slow call (a fault storm, a busy lock) should not
-	 * swing the size all the way. */
-	next = ((uint64_t)batch + ideal) / 2;
+	/* Down at once: a call that ran long held the target up, and the next
+	 * should not. Up half way: one quick call (everything cached, nothing
+	 * contended) should not swing the size all the way. */
+	next = ideal < batch ? ideal : ((uint64_t)batch + ideal) / 2;
 	if (next < MIN_BATCH_PAGES)
 		next = MIN_BATCH_PAGES;
 	if (next > MAX_BATCH_PAGES)

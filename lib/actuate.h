@@ -216,8 +216,8 @@ int np_page_plan_build(void *const *pages, const int *status, const int *dst, bo
 void np_page_plan_clear(struct np_page_plan *plan);
 
 /* The next batch size: scaled so a call of @batch pages that took
- * @elapsed_ns would take @target_ns, moving half way there, within 16..16384
- * pages. */
+ * @elapsed_ns would take @target_ns; down at once, up half way, within
+ * 16..16384 pages. */
 unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns);
 
 enum np_narrow { NP_NARROW_CHANGED, NP_NARROW_UNCHANGED, NP_NARROW_EMPTY };
