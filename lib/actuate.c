@@ -19,22 +19,30 @@
 #include "numa_maps.h"
 
 /*
- * Batch sizes, from a 2-node QEMU guest moving 100,000 4 KiB pages from node
- * 0 to node 1:
+ * Batch sizes, from a 2-node QEMU guest (TCG) moving 100,000 4 KiB pages from
+ * node 0 to node 1:
  *   one move_pages call for all pages     2.8 s  (and the task stalls for all of it)
  *   move_pages, batches of 1 page         7.3 s  (syscall and page-table walk per page)
  *   move_pages, batches of 512..4096      2.6..2.7 s
  *   migrate_pages, whole task             2.5 s
+ * and on a busier host (tests/bench/bench-migrate, medians of 3, ms total /
+ * longest single call):
+ *   one move_pages call                   13962 / 13961
+ *   this file's path (413 calls)           9958 /   178
+ *   migrate_pages, whole process          12284 / 12284
+ *   move_pages, batches of 512            11923 /   254
+ *   move_pages, batches of 4096           10222 /   828
  * Batches of a few hundred pages lose nothing against one big call, and each
  * call holds the target's mmap lock only briefly: a long migrate_pages has
  * blocked its target for minutes on big machines. At 26 us a page in that
  * guest a 20 ms call is ~770 pages; real hardware moves a page in 1-3 us, so
  * the size adapts to the measured call time from a start of 512.
  *
- * migrate_pages is 4-8% faster there, but it cannot be stopped part way, and
- * run with CAP_SYS_NICE it also moves pages shared with other tasks (libc).
- * It is used only when the whole misplaced set fits in one call of the target
- * length at the measured speed: then it also saves the page lookups.
+ * migrate_pages was 4-8% faster in the first series and 23% slower in the
+ * second; it cannot be stopped part way, and run with CAP_SYS_NICE it also
+ * moves pages shared with other tasks (libc). It is used only when the whole
+ * misplaced set fits in one call of the target length at the measured speed:
+ * then it saves the page lookups.
  */
 #define DEFAULT_BATCH_PAGES 512
 #define DEFAULT_BATCH_TARGET_MS 20
@@ -309,9 +317,10 @@ unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target
 		ideal = (uint64_t)batch * 2;
 	else
 		ideal = (uint64_t)((unsigned __int128)batch * target_ns / elapsed_ns);
-	/* Half way: one slow call (a fault storm, a busy lock) should not
-	 * swing the size all the way. */
-	next = ((uint64_t)batch + ideal) / 2;
+	/* Down at once: a call that ran long held the target up, and the next
+	 * should not. Up half way: one quick call (everything cached, nothing
+	 * contended) should not swing the size all the way. */
+	next = ideal < batch ? ideal : ((uint64_t)batch + ideal) / 2;
 	if (next < MIN_BATCH_PAGES)
 		next = MIN_BATCH_PAGES;
 	if (next > MAX_BATCH_PAGES)
@@ -432,6 +441,7 @@ struct np_actuator {
 
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
+	uint64_t records_dropped;
 };
 
 void np_actuator_params_init(struct np_actuator_params *params)
@@ -483,7 +493,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->allow_migrate_pages = params->allow_migrate_pages;
 	/* A burst of one second's worth: a tick can spend what the quiet
 	 * seconds before it saved, no more. */
-	rate = params->migrate_rate_mb_s * MIB;
+	rate = params->migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : params->migrate_rate_mb_s * MIB;
 	np_token_bucket_init(&act->rate, rate, rate, now(act));
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
@@ -539,24 +549,39 @@ const struct np_action_record *np_actuator_records(const struct np_actuator *act
 void np_actuator_clear_records(struct np_actuator *act)
 {
 	act->nr_records = 0;
+	act->records_dropped = 0;
 }
 
-static struct np_action_record *add_record(struct np_actuator *act)
+/* Log a dry-run record, and keep it while there is room: a daemon that
+ * never reads them must not grow without bound. */
+static void keep_record(struct np_actuator *act, const struct np_action_record *rec)
 {
-	struct np_action_record *rec;
+	char line[256];
 
+	np_action_record_format(rec, line, sizeof(line));
+	np_log(act->ctx, LOG_INFO, "dry run: %s", line);
 	if (act->nr_records == act->cap_records) {
 		unsigned cap = act->cap_records ? act->cap_records * 2 : 16;
-		struct np_action_record *bigger = realloc(act->records, cap * sizeof(*bigger));
+		struct np_action_record *bigger;
 
-		if (!bigger)
-			return NULL;
+		if (act->cap_records >= NP_ACTUATOR_RECORDS_MAX) {
+			act->records_dropped++;
+			return;
+		}
+		bigger = realloc(act->records, cap * sizeof(*bigger));
+		if (!bigger) {
+			act->records_dropped++;
+			return;
+		}
 		act->records = bigger;
 		act->cap_records = cap;
 	}
-	rec = &act->records[act->nr_records++];
-	memset(rec, 0, sizeof(*rec));
-	return rec;
+	act->records[act->nr_records++] = *rec;
+}
+
+uint64_t np_actuator_records_dropped(const struct np_actuator *act)
+{
+	return act->records_dropped;
 }
 
 size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size)
@@ -1113,7 +1138,7 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 
 	for (unsigned node = 0; node < NP_MAX_NODES; node++) {
 		uint64_t pages = col->src_pages[node], bytes = col->src_bytes[node], granted;
-		struct np_action_record *rec;
+		struct np_action_record rec = {.kind = NP_RECORD_PAGES};
 
 		if (!pages)
 			continue;
@@ -1134,16 +1159,13 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 			ms->budget -= bytes;
 		if (!pages)
 			continue;
-		rec = add_record(act);
-		if (!rec)
-			return;
-		rec->kind = NP_RECORD_PAGES;
-		rec->pid = ms->task->pid;
-		rec->start_ticks = ms->task->start_ticks;
-		rec->from = (int)node;
-		rec->to = ms->target;
-		rec->pages = pages;
-		rec->bytes = bytes;
+		rec.pid = ms->task->pid;
+		rec.start_ticks = ms->task->start_ticks;
+		rec.from = (int)node;
+		rec.to = ms->target;
+		rec.pages = pages;
+		rec.bytes = bytes;
+		keep_record(act, &rec);
 		ms->res->pages_moved += pages;
 		ms->res->bytes_moved += bytes;
 	}
@@ -1320,17 +1342,15 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 		break;
 	}
 	if (act->dry) {
-		struct np_action_record *rec = add_record(act);
+		struct np_action_record rec = {.kind = NP_RECORD_AFFINITY,
+					       .pid = task->pid,
+					       .start_ticks = task->start_ticks,
+					       .tid = th->tid,
+					       .cpus = wanted};
 
 		th->outcome = NP_THREAD_NARROWED;
 		th->effective = wanted;
-		if (rec) {
-			rec->kind = NP_RECORD_AFFINITY;
-			rec->pid = task->pid;
-			rec->start_ticks = task->start_ticks;
-			rec->tid = th->tid;
-			rec->cpus = wanted;
-		}
+		keep_record(act, &rec);
 		return;
 	}
 	err = act->sys->set_affinity(act->sys->data, th->tid, &wanted);

@@ -562,6 +562,8 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 		r = np_report_observe_task(engine->ctx, snap->topo, engine->parser, rt,
 					   &bytes_read);
 		if (rt->picked) {
+			np_log(engine->ctx, LOG_DEBUG, "read numa_maps of pid %d (%s), age %llu ms: %d",
+			       rt->task.pid, rt->task.comm, (unsigned long long)rt->task.age_ms, r);
 			np_stats_add_scan(engine->stats, bytes_read);
 			if (r != 0)
 				np_sched_done(engine->sched, &rt->task, bytes_read, NP_SCAN_FAILED);
@@ -605,6 +607,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 		.node_busy = snap->node_load,
 		.kernel_numa_balancing = snap->kernel_numa_balancing > 0,
 	};
+	struct np_policy_history *saved;
 	struct np_action *actions;
 	int *previous;
 	int err;
@@ -618,8 +621,16 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 		free(previous);
 		return -ENOMEM;
 	}
-	for (unsigned i = 0; i < t->nr_samples; i++)
+	saved = calloc(t->nr_samples, sizeof(*saved));
+	if (!saved) {
+		free(actions);
+		free(previous);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < t->nr_samples; i++) {
 		previous[i] = t->samples[i].hist->target_node;
+		saved[i] = *t->samples[i].hist;
+	}
 	err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
 	for (unsigned i = 0; !err && i < t->nr_samples; i++) {
 		struct np_report_task *rt = &snap->tasks[t->sample_entry[i]];
@@ -633,12 +644,16 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 		if (skip != NP_SKIP_NR)
 			np_stats_add_skip(engine->stats, skip);
 		outcome = act(engine, rt, snap->topo, st, previous[i]);
+		/* The policy counts a move as made: one that failed is not. */
+		if (outcome == NP_SCAN_FAILED)
+			st->hist = saved[i];
 		st->last_look_ms = now_ms;
 		st->last_cpu_ticks = rt->task.cpu_ticks;
 		np_sched_done(engine->sched, &rt->task, 0, outcome);
 	}
 	free(actions);
 	free(previous);
+	free(saved);
 	return err;
 }
 
