@@ -441,6 +441,7 @@ struct np_actuator {
 
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
+	uint64_t records_dropped;
 };
 
 void np_actuator_params_init(struct np_actuator_params *params)
@@ -492,7 +493,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->allow_migrate_pages = params->allow_migrate_pages;
 	/* A burst of one second's worth: a tick can spend what the quiet
 	 * seconds before it saved, no more. */
-	rate = params->migrate_rate_mb_s * MIB;
+	rate = params->migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : params->migrate_rate_mb_s * MIB;
 	np_token_bucket_init(&act->rate, rate, rate, now(act));
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
@@ -548,24 +549,39 @@ const struct np_action_record *np_actuator_records(const struct np_actuator *act
 void np_actuator_clear_records(struct np_actuator *act)
 {
 	act->nr_records = 0;
+	act->records_dropped = 0;
 }
 
-static struct np_action_record *add_record(struct np_actuator *act)
+/* Log a dry-run record, and keep it while there is room: a daemon that
+ * never reads them must not grow without bound. */
+static void keep_record(struct np_actuator *act, const struct np_action_record *rec)
 {
-	struct np_action_record *rec;
+	char line[256];
 
+	np_action_record_format(rec, line, sizeof(line));
+	np_log(act->ctx, LOG_INFO, "dry run: %s", line);
 	if (act->nr_records == act->cap_records) {
 		unsigned cap = act->cap_records ? act->cap_records * 2 : 16;
-		struct np_action_record *bigger = realloc(act->records, cap * sizeof(*bigger));
+		struct np_action_record *bigger;
 
-		if (!bigger)
-			return NULL;
+		if (act->cap_records >= NP_ACTUATOR_RECORDS_MAX) {
+			act->records_dropped++;
+			return;
+		}
+		bigger = realloc(act->records, cap * sizeof(*bigger));
+		if (!bigger) {
+			act->records_dropped++;
+			return;
+		}
 		act->records = bigger;
 		act->cap_records = cap;
 	}
-	rec = &act->records[act->nr_records++];
-	memset(rec, 0, sizeof(*rec));
-	return rec;
+	act->records[act->nr_records++] = *rec;
+}
+
+uint64_t np_actuator_records_dropped(const struct np_actuator *act)
+{
+	return act->records_dropped;
 }
 
 size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size)
@@ -1122,7 +1138,7 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 
 	for (unsigned node = 0; node < NP_MAX_NODES; node++) {
 		uint64_t pages = col->src_pages[node], bytes = col->src_bytes[node], granted;
-		struct np_action_record *rec;
+		struct np_action_record rec = {.kind = NP_RECORD_PAGES};
 
 		if (!pages)
 			continue;
@@ -1143,16 +1159,13 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 			ms->budget -= bytes;
 		if (!pages)
 			continue;
-		rec = add_record(act);
-		if (!rec)
-			return;
-		rec->kind = NP_RECORD_PAGES;
-		rec->pid = ms->task->pid;
-		rec->start_ticks = ms->task->start_ticks;
-		rec->from = (int)node;
-		rec->to = ms->target;
-		rec->pages = pages;
-		rec->bytes = bytes;
+		rec.pid = ms->task->pid;
+		rec.start_ticks = ms->task->start_ticks;
+		rec.from = (int)node;
+		rec.to = ms->target;
+		rec.pages = pages;
+		rec.bytes = bytes;
+		keep_record(act, &rec);
 		ms->res->pages_moved += pages;
 		ms->res->bytes_moved += bytes;
 	}
@@ -1329,17 +1342,15 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 		break;
 	}
 	if (act->dry) {
-		struct np_action_record *rec = add_record(act);
+		struct np_action_record rec = {.kind = NP_RECORD_AFFINITY,
+					       .pid = task->pid,
+					       .start_ticks = task->start_ticks,
+					       .tid = th->tid,
+					       .cpus = wanted};
 
 		th->outcome = NP_THREAD_NARROWED;
 		th->effective = wanted;
-		if (rec) {
-			rec->kind = NP_RECORD_AFFINITY;
-			rec->pid = task->pid;
-			rec->start_ticks = task->start_ticks;
-			rec->tid = th->tid;
-			rec->cpus = wanted;
-		}
+		keep_record(act, &rec);
 		return;
 	}
 	err = act->sys->set_affinity(act->sys->data, th->tid, &wanted);

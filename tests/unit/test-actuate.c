@@ -276,6 +276,13 @@ static void test_maps_parse(void)
 
 /* ---- Dry run over a fixture ---- */
 
+static char logged[512];
+
+static void capture_log(void *data, int priority, const char *fmt, va_list args)
+{
+	vsnprintf(logged, sizeof(logged), fmt, args);
+}
+
 static void fixture_task(struct np_task *task)
 {
 	memset(task, 0, sizeof(*task));
@@ -327,6 +334,7 @@ static void test_dry_run_pages(void)
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), -EOPNOTSUPP);
 	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
 	CHECK(np_actuator_is_dry(act));
+	np_ctx_set_log_fn(ctx, capture_log, NULL);
 
 	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
 	rec = np_actuator_records(act, &nr);
@@ -349,7 +357,17 @@ static void test_dry_run_pages(void)
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 0);
 	np_action_record_format(&rec[0], line, sizeof(line));
 	CHECK_STR(line, "pid 4242: move 605 pages (2.4 MiB) node 0 -> 1");
+	CHECK_STR(logged, "dry run: pid 4242: move 100 pages (0.4 MiB) node 2 -> 1");
 	np_actuator_clear_records(act);
+
+	/* A caller that never reads the records: they stop at the cap. */
+	for (int i = 0; i < NP_ACTUATOR_RECORDS_MAX / 2 + 10; i++)
+		np_actuator_move_pages(act, &task, 1, 0, &res);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, NP_ACTUATOR_RECORDS_MAX);
+	CHECK_U64(np_actuator_records_dropped(act), 20);
+	np_actuator_clear_records(act);
+	CHECK_U64(np_actuator_records_dropped(act), 0);
 
 	/* max_bytes cuts it: 1 MiB of the 2.4 from node 0, none from node 2. */
 	CHECK_INT(np_actuator_move_pages(act, &task, 1, MIB, &res), 0);
