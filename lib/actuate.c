@@ -771,6 +771,7 @@ struct collect {
 	uint64_t misplaced_bytes;
 	uint64_t policy_bytes;
 	uint64_t sparse_bytes;
+	uint64_t shared_bytes;
 	uint64_t *src_pages; /* NP_MAX_NODES: misplaced pages per source node */
 	uint64_t *src_bytes;
 };
@@ -809,6 +810,12 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 	 * leave that memory where they asked for it. */
 	if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL) {
 		col->policy_bytes += misplaced * vma->kernel_page_bytes;
+		return 0;
+	}
+	/* MPOL_MF_MOVE leaves pages other tasks map too (-EACCES each): a
+	 * shared library or file mapped elsewhere would only add failures. */
+	if (vma->file && vma->mapmax > 1) {
+		col->shared_bytes += misplaced * vma->kernel_page_bytes;
 		return 0;
 	}
 	range = find_range(col, vma->start);
@@ -1211,6 +1218,7 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	err = collect_candidates(act, task->pid, target_node, &col);
 	result->bytes_skipped_policy = col.policy_bytes;
 	result->bytes_skipped_sparse = col.sparse_bytes;
+	result->bytes_skipped_shared = col.shared_bytes;
 	if (col.policy_bytes)
 		np_stats_add_skip(act->stats, NP_SKIP_USER_POLICY);
 	if (!err && act->dry) {

@@ -89,6 +89,7 @@ struct np_move_result {
 	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
+	uint64_t bytes_skipped_shared; /* in files other tasks map too */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */

@@ -350,6 +350,7 @@ static void test_dry_run_pages(void)
 	CHECK_U64(res.pages_misplaced, 705);
 	CHECK_U64(res.pages_moved, 705);
 	CHECK_U64(res.bytes_skipped_policy, 500 * 4096);
+	CHECK_U64(res.bytes_skipped_shared, 300 * 4096); /* libc, mapped by 40 */
 	CHECK(!res.budget_exhausted);
 	CHECK_U64(np_stats_skips(stats, NP_SKIP_USER_POLICY), 1);
 	CHECK_U64(np_stats_scans(stats), 1);
