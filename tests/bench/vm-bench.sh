@@ -2,7 +2,7 @@
 # Run benchmark scenarios (tests/bench/guest/NAME.sh) in the test guest of
 # tests/vm, unchanged: a staging tree beside the build directory links the
 # harness files and adds the benchmark scenarios, the benchmark topologies and
-# the extra guest programs (numad, util-linux unshare and taskset, coreutils
+# the extra guest programs (numad, util-linux unshare, coreutils
 # date), then tests/vm/run-vm.sh boots from there.
 #
 # usage: vm-bench.sh --build-dir DIR --topology NAME [--timeout SEC] SCENARIO...
@@ -63,13 +63,14 @@ done
 	cat "$src/tests/vm/guest-tools"
 	echo "$numad_root/usr/bin/numad"
 	echo /usr/bin/unshare
-	echo /usr/bin/taskset
 	echo /usr/bin/date
 } >"$stage/tests/vm/guest-tools"
 # Where the guest finds what the host paths above became.
 cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
 BENCH_NUMAD=$numad_root/usr/bin/numad
 BENCH_SECONDS=${BENCH_SECONDS:-20}
+BENCH_SCENARIOS="${BENCH_SCENARIOS:-}"
+BENCH_SYSTEMS="${BENCH_SYSTEMS:-}"
 ENV
 
 # shellcheck disable=SC2086

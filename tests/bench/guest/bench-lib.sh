@@ -46,9 +46,10 @@ bench_cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
-# One observation of PID at time T: pages per node from numa_maps and the CPU
-# each thread last ran on.
-#   sample T PID N0=pages N1=pages ... cpus=C,C,...
+# One observation of PID at time T: pages per node from numa_maps, and for
+# each thread the CPU it last ran on and the CPU time it used so far (clock
+# ticks), so that the host can leave out threads that only wait.
+#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,...
 bench_sample() {
 	awk -v t="$1" -v pid="$2" '
 		FILENAME ~ /numa_maps$/ {
@@ -57,7 +58,8 @@ bench_sample() {
 			next
 		}
 		{ line = $0; sub(/.*\) /, "", line); split(line, f, " ");
-		  cpus = cpus (cpus == "" ? "" : ",") f[37] }
+		  if (cpus != "") cpus = cpus ","
+		  cpus = cpus f[37] ":" (f[12] + f[13]) }
 		END {
 			out = "sample " t " " pid
 			for (n in pages) out = out " N" n "=" pages[n]
@@ -90,12 +92,14 @@ bench_start_system() {
 	numad | numad-i5)
 		# numad holds back for 300 s after boot, counted on the monotonic
 		# clock: a fresh time namespace 1000 s ahead lets it act at once.
+		# util-linux unshare by its path: busybox sh prefers its own
+		# applet, which has no --time.
 		mkdir -p /var/log /var/run
 		rm -f /var/run/numad.pid /var/log/numad.log
 		interval=
 		[ "$1" = numad-i5 ] && interval="-i 5"
 		# shellcheck disable=SC2086
-		unshare --time --monotonic 1000 --fork "$BENCH_NUMAD" -F $interval >numad.out 2>&1 &
+		/usr/bin/unshare --time --monotonic 1000 --fork "$BENCH_NUMAD" -F $interval >numad.out 2>&1 &
 		BENCH_UNSHARE_PID=$!
 		left=50
 		while [ -z "$PLACER_PID" ] && [ $left -gt 0 ]; do
@@ -130,6 +134,10 @@ bench_stop_system() {
 		done
 		kill -KILL "$PLACER_PID" 2>/dev/null
 		wait "${BENCH_UNSHARE_PID:-$PLACER_PID}" 2>/dev/null
+		# The placer's own account of what it did, for the record.
+		for log in /var/log/numad.log numaplaced.log; do
+			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n 40
+		done
 	fi
 	BENCH_UNSHARE_PID=
 	PLACER_PID=

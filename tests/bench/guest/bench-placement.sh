@@ -87,7 +87,7 @@ run_one() {
 		bench_topology_lines
 		echo "vmstat_before $(bench_vmstat_migrated)"
 	} >"$out"
-	bench_start_system "$system" >>"$out"
+	bench_start_system "$system"
 	setup_scenario "$scenario"
 	start=$(bench_now)
 	{
@@ -108,11 +108,12 @@ run_one() {
 		second=$((second + 1))
 		# Sample on the second, whatever the sampling itself took.
 		now=$(bench_now)
-		left=$(awk -v s="$start" -v n="$now" -v k="$second" 'BEGIN { d = s + k - n; printf "%.2f", d > 0 ? d : 0 }')
+		left=$(awk -v s="$start" -v n="$now" -v k="$second" 'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')
 		sleep "$left"
 	done
 	{
 		echo "event $(bench_now) end"
+		echo "vmstat_after $(bench_vmstat_migrated)"
 		for pid in $HOGS; do
 			bench_affinity end "$pid"
 		done
@@ -127,7 +128,6 @@ run_one() {
 	for f in $HOG_FILES; do
 		echo "hog $f $(grep '^done' "$f")" >>"$out"
 	done
-	echo "vmstat_after $(bench_vmstat_migrated)" >>"$out"
 	grep -E '^(sample|event)' "$out" | tail -n 2
 	np_emit "$NP_TOPOLOGY-$scenario-$system.txt" "$out"
 }
