@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "context.h"
+#include "daemon.h"
 #include "report.h"
 
 #define EXIT_USAGE 2
@@ -20,6 +21,8 @@ struct options {
 	bool json;
 	bool check_config;
 	bool verbose;
+	bool dry_run;
+	bool foreground;
 	const char *root;
 	const char *config_path;
 	uint64_t report_min_rss_mb;
@@ -30,7 +33,10 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: numaplaced [OPTION]...\n"
 		"Place tasks next to their memory on NUMA machines.\n"
+		"Without --report or --check-config, run as a daemon until SIGTERM.\n"
 		"\n"
+		"      --dry-run         run, but only log what would be done\n"
+		"  -f, --foreground      do not detach from the terminal\n"
 		"  -r, --report          print where every task's memory is and exit\n"
 		"  -j, --json            with --report: print JSON\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
@@ -69,9 +75,11 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *opts)
 {
-	enum { OPT_ROOT = 256, OPT_MIN_RSS };
+	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN };
 	static const struct option longopts[] = {
 		{"report", no_argument, NULL, 'r'},
+		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"foreground", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
 		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
 		{"root", required_argument, NULL, OPT_ROOT},
@@ -85,7 +93,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 	int c;
 
 	opts->report_min_rss_mb = 1;
-	while ((c = getopt_long(argc, argv, "rjc:nvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rjc:nvfhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			opts->report = true;
@@ -100,6 +108,12 @@ static int parse_options(int argc, char **argv, struct options *opts)
 					optarg);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_DRY_RUN:
+			opts->dry_run = true;
+			break;
+		case 'f':
+			opts->foreground = true;
 			break;
 		case OPT_ROOT:
 			opts->root = optarg;
@@ -133,8 +147,9 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		fprintf(stderr, "numaplaced: --json goes with --report\n");
 		return EXIT_USAGE;
 	}
-	if (opts->check_config && opts->report) {
-		fprintf(stderr, "numaplaced: --check-config and --report exclude each other\n");
+	if (opts->check_config + opts->report + (opts->dry_run || opts->foreground) > 1) {
+		fprintf(stderr, "numaplaced: --check-config, --report and running the daemon "
+				"exclude each other\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -163,7 +178,6 @@ static int load_config(const struct options *opts, struct np_config *cfg)
 
 static int run_report(const struct options *opts, const struct np_config *cfg)
 {
-	struct np_report_options ropts = {.min_rss_bytes = opts->report_min_rss_mb << 20};
 	struct np_report *report;
 	struct np_ctx *ctx;
 	int err;
@@ -175,7 +189,7 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	}
 	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
 	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
-	err = np_report_collect(ctx, &ropts, &report);
+	err = np_report_collect(ctx, cfg, opts->report_min_rss_mb << 20, &report);
 	if (err) {
 		fprintf(stderr, "numaplaced: cannot observe %s: %s\n", np_ctx_root(ctx),
 			strerror(-err));
@@ -213,9 +227,18 @@ int main(int argc, char **argv)
 	} else if (opts.report) {
 		ret = run_report(&opts, &cfg);
 	} else {
-		fprintf(stderr, "numaplaced: say what to do: --report or --check-config\n");
-		usage(stderr);
-		ret = EXIT_USAGE;
+		struct np_daemon_options dopts = {
+			.root = opts.root,
+			.config_path = opts.config_path,
+			.dry_run = opts.dry_run,
+			.foreground = opts.foreground,
+			.verbose = opts.verbose,
+		};
+
+		if (!dopts.config_path && access(NP_CONFIG_DEFAULT_PATH, F_OK) == 0)
+			dopts.config_path = NP_CONFIG_DEFAULT_PATH;
+		/* The daemon takes the configuration over. */
+		return np_daemon_run(&dopts, &cfg);
 	}
 	np_config_free(&cfg);
 	return ret;

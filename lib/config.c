@@ -530,11 +530,43 @@ static bool check_word(struct parser *p, const struct key *k, char *w)
 	}
 }
 
+static int store_pids(struct np_config *cfg, char **words, size_t n)
+{
+	int *pids = NULL;
+
+	if (n && !(pids = calloc(n, sizeof(*pids))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		pids[i] = atoi(words[i]); /* checked: 1..NP_CONFIG_PID_MAX */
+	free(cfg->exclude_pid);
+	cfg->exclude_pid = pids;
+	cfg->nr_exclude_pid = n;
+	return 0;
+}
+
+static int store_words(struct np_strv *dst, char **words, size_t n)
+{
+	struct np_strv sv = {NULL, 0};
+
+	if (n && !(sv.v = calloc(n, sizeof(*sv.v))))
+		return -ENOMEM;
+	for (; sv.n < n; sv.n++) {
+		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
+			strv_free(&sv);
+			return -ENOMEM;
+		}
+	}
+	strv_free(dst);
+	*dst = sv;
+	return 0;
+}
+
 static bool set_list(struct parser *p, const struct key *k, const char *value)
 {
 	char *copy = strdup(value), **words = NULL;
 	size_t n = 0;
 	bool ok = true;
+	int err;
 
 	if (!copy || split_words(copy, &words, &n) < 0) {
 		free(copy);
@@ -543,35 +575,12 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	}
 	for (size_t i = 0; i < n; i++)
 		ok = check_word(p, k, words[i]) && ok;
-	if (ok && k->kind == KIND_PIDS) {
-		int *pids = n ? calloc(n, sizeof(*pids)) : NULL;
-
-		if (n && !pids) {
+	if (ok) {
+		err = k->kind == KIND_PIDS ? store_pids(&p->cfg, words, n)
+					   : store_words(field(&p->cfg, k), words, n);
+		if (err < 0) {
 			p->out_of_memory = true;
 			ok = false;
-		}
-		for (size_t i = 0; ok && i < n; i++)
-			pids[i] = atoi(words[i]);
-		if (ok) {
-			free(p->cfg.exclude_pid);
-			p->cfg.exclude_pid = pids;
-			p->cfg.nr_exclude_pid = n;
-		}
-	} else if (ok) {
-		struct np_strv sv = {n ? calloc(n, sizeof(char *)) : NULL, 0};
-
-		for (; sv.n < n; sv.n++) {
-			if (!sv.v || !(sv.v[sv.n] = strdup(words[sv.n]))) {
-				p->out_of_memory = true;
-				ok = false;
-				break;
-			}
-		}
-		if (ok) {
-			strv_free(field(&p->cfg, k));
-			*(struct np_strv *)field(&p->cfg, k) = sv;
-		} else {
-			strv_free(&sv);
 		}
 	}
 	free(words);

@@ -75,6 +75,8 @@ struct np_config_errors {
 	char **msg;
 	size_t n;
 };
+
+/* Free the messages and leave @errs empty, ready for reuse. */
 void np_config_errors_free(struct np_config_errors *errs);
 
 /* Parse a whole config from a buffer (pure: no I/O). @name is the file name

@@ -381,15 +381,18 @@ static int home_node(const struct view *v, const struct sample *s, int cpu_idx)
 	for (int i = 0; i < (int)v->topo->nr_nodes; i++) {
 		if (!s->mem_ok[i])
 			continue;
-		if (best < 0 || cpu_idx < 0) {
-			if (best < 0 || s->bytes[i] > s->bytes[best])
-				best = i;
-			continue;
-		}
-		double d = dist(v->topo, cpu_idx, i), bd = dist(v->topo, cpu_idx, best);
-
-		if (d < bd || (d == bd && view_free(v, i) > view_free(v, best)))
+		if (best < 0) {
 			best = i;
+		} else if (cpu_idx < 0) {
+			/* No CPU known: the node holding most of it. */
+			if (s->bytes[i] > s->bytes[best])
+				best = i;
+		} else {
+			double d = dist(v->topo, cpu_idx, i), bd = dist(v->topo, cpu_idx, best);
+
+			if (d < bd || (d == bd && view_free(v, i) > view_free(v, best)))
+				best = i;
+		}
 	}
 	return best;
 }
@@ -402,7 +405,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 {
 	const struct np_topology *topo = v->topo;
 	const struct np_task *task = t->task;
-	bool ticks = false;
+	const struct np_bitmap *runs_on;
+	bool ticks = false, runs_ok[NP_MAX_NODES];
 	int pinned_idx = -1;
 
 	memset(s, 0, sizeof(*s));
@@ -422,12 +426,17 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	 * the mask the task had before still rules. A mask someone else set
 	 * since replaces ours. */
 	s->allowed_cpus = task->cpus_allowed;
+	if (np_bitmap_empty(&s->allowed_cpus)) /* no Cpus_allowed line: no limit */
+		memset(&s->allowed_cpus, 0xff, sizeof(s->allowed_cpus));
 	if (h->narrowed) {
 		if (np_bitmap_equal(&task->cpus_allowed, &h->narrowed_cpus))
 			s->allowed_cpus = h->cpus_before;
 		else
 			h->narrowed = false;
 	}
+
+	/* Where its threads can run now: its actual mask, ours included. */
+	runs_on = np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
 
 	s->biggest_idx = 0;
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
@@ -436,8 +445,13 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 
 		if (s->bytes[i] > s->bytes[s->biggest_idx])
 			s->biggest_idx = i;
-		s->mem_ok[i] =
-		    node->mem_total > 0 && np_bitmap_test(&task->mems_allowed, (unsigned)node->id);
+		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
+		 * there is no limit. */
+		s->mem_ok[i] = node->mem_total > 0 &&
+			       (np_bitmap_empty(&task->mems_allowed) ||
+				np_bitmap_test(&task->mems_allowed, (unsigned)node->id));
+		np_bitmap_and(&cpus, &node->cpus, runs_on);
+		runs_ok[i] = !np_bitmap_empty(&cpus);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
 		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
 		s->nr_mem_ok += s->mem_ok[i];
@@ -461,7 +475,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		    np_topology_index(topo, np_topology_cpu_node(topo, task->threads[i].last_cpu));
 		double w = ticks ? (double)task->threads[i].cpu_ticks : 1.0;
 
-		if (idx >= 0) {
+		/* A CPU it may no longer use (its mask changed) says nothing. */
+		if (idx >= 0 && runs_ok[idx]) {
 			s->weight[idx] += w;
 			s->total_weight += w;
 		}
@@ -469,7 +484,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	if (s->total_weight == 0) {
 		int idx = np_topology_index(topo, np_topology_cpu_node(topo, task->last_cpu));
 
-		if (idx >= 0) {
+		if (idx >= 0 && runs_ok[idx]) {
 			s->weight[idx] = 1;
 			s->total_weight = 1;
 		}
@@ -513,10 +528,10 @@ static double load_penalty(double load)
 static double current_cost(const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
-	double cost = 0;
+	double cost = 0, far = max_dist(topo);
 
 	if (s->total_weight == 0)
-		return max_dist(topo);
+		return far;
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
 		if (s->weight[i] == 0)
 			continue;
@@ -524,7 +539,7 @@ static double current_cost(const struct view *v, const struct sample *s)
 
 		for (int j = 0; j < (int)topo->nr_nodes; j++)
 			access += (double)s->bytes[j] * dist(topo, i, j);
-		access += (double)s->offline_bytes * max_dist(topo);
+		access += (double)s->offline_bytes * far;
 		cost += share * access / (double)s->total;
 		if (s->can_narrow)
 			cost += share * load_penalty(view_busy(v, i));
@@ -704,13 +719,20 @@ static void describe_place(char *buf, size_t len, const struct view *v, const st
 	const struct np_topology *topo = v->topo;
 	const char *threads;
 
-	if (s->pinned)
+	char split[32];
+
+	if (s->pinned) {
 		threads = "threads pinned to";
-	else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight)
-		threads = "most threads on";
-	else
+	} else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight) {
+		snprintf(split, sizeof(split), "%u%% of thread time on",
+			 (unsigned)(s->weight[s->thread_idx] * 100.0 / s->total_weight));
+		threads = split;
+	} else {
 		threads = "threads on";
-	snprintf(buf, len, "%u%% of %s on node %d, %s node %d",
+	}
+	/* "only" when the biggest share is already at home, just not enough. */
+	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
+		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
 		 percent(s->bytes[s->biggest_idx], s->total), size_text(s->total).s,
 		 topo->nodes[s->biggest_idx].id, threads,
 		 s->thread_idx >= 0 ? topo->nodes[s->thread_idx].id : -1);
@@ -740,9 +762,12 @@ static void set_sources(struct np_action *a, const struct np_policy_task *t)
 static void narrow_to(struct np_action *a, const struct sample *s, const struct np_task *task,
 		      const struct np_bitmap *cpus)
 {
+	const struct np_bitmap *now =
+	    np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
+
 	np_bitmap_and(&a->target_cpus, cpus, &s->allowed_cpus);
-	a->set_affinity = !np_bitmap_empty(&a->target_cpus) &&
-			  !np_bitmap_subset(&task->cpus_allowed, &a->target_cpus);
+	a->set_affinity =
+	    !np_bitmap_empty(&a->target_cpus) && !np_bitmap_subset(now, &a->target_cpus);
 }
 
 static void verb_text(char *buf, size_t len, const struct np_action *a, const struct view *v,
@@ -861,8 +886,9 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	 * choose. Pages elsewhere (say, Mems_allowed changed) still move. */
 	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
 		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: only node %d may hold its memory",
-		    place, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
+		    "all %s on node %d, the only node allowed to hold it", size_text(s->total).s,
+		    topo->nodes[s->home_idx].id);
 		return;
 	}
 	if (locality >= cfg->locality_target_percent) {
@@ -922,6 +948,14 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	cap_move(a, cfg);
 	if (s->can_narrow)
 		narrow_to(a, s, t->task, &topo->nodes[chosen->cpu_idx].cpus);
+	if (!a->move_pages && !a->set_affinity) {
+		/* Its pages are there and its mask already confines it there:
+		 * the threads follow by themselves. */
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+		    "%s: its affinity already keeps it on node %d", place,
+		    topo->nodes[chosen->cpu_idx >= 0 ? chosen->cpu_idx : chosen->mem_idx].id);
+		return;
+	}
 	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
 	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
@@ -1008,8 +1042,8 @@ void np_policy_decide(const struct np_policy_machine *m, const struct np_config 
 /* Count what an action will use, so later tasks in the batch see it. Pages
  * fill the target nodes in order; the nodes they leave are not credited,
  * since migration is not instant. */
-static void plan(const struct view *v, const struct np_policy_task *t, const struct np_action *a,
-		 uint64_t *bytes, double *busy)
+static void plan(const struct view *v, const struct np_config *cfg, const struct np_policy_task *t,
+		 const struct np_action *a, uint64_t *bytes, double *busy)
 {
 	const struct np_topology *topo = v->topo;
 	uint64_t left = a->move_bytes;
@@ -1024,6 +1058,7 @@ static void plan(const struct view *v, const struct np_policy_task *t, const str
 		if (idx < 0 || !left)
 			continue;
 		room = view_free(v, idx);
+		room = room > headroom(v, cfg, idx) ? room - headroom(v, cfg, idx) : 0;
 		if (room > left || np_bitmap_next(&a->target_nodes, (unsigned)id + 1) < 0)
 			room = left;
 		bytes[idx] += room;
@@ -1056,7 +1091,7 @@ int np_policy_decide_all(const struct np_policy_machine *m, const struct np_conf
 	}
 	for (size_t i = 0; i < nr; i++) {
 		decide_one(&v, cfg, &tasks[i], &actions[i]);
-		plan(&v, &tasks[i], &actions[i], bytes, busy);
+		plan(&v, cfg, &tasks[i], &actions[i], bytes, busy);
 	}
 	free(bytes);
 	free(busy);

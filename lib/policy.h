@@ -57,14 +57,14 @@ struct np_action {
 	bool move_pages;	       /* migrate pages from source_nodes into target_nodes */
 	bool set_affinity;	       /* set the threads' affinity to target_cpus */
 	bool partial;		       /* move_bytes was capped by max_migrate_mb_per_scan */
-	int target_node;	       /* MOVE: the node; SPREAD: the set's anchor; else -1 */
+	int target_node;	       /* where it goes, or would go if held back; -1: nowhere */
 	struct np_bitmap target_nodes; /* MOVE: {target_node}; SPREAD: the set */
 	struct np_bitmap source_nodes; /* nodes holding the pages to move */
 	struct np_bitmap target_cpus;  /* when set_affinity */
 	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
 	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
 	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
-	unsigned locality_percent;     /* share of memory on the threads' node, before acting */
+	unsigned locality_percent;     /* % of its memory on its threads' home node, rounded down */
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 
@@ -72,7 +72,9 @@ struct np_action {
  * What the policy remembers about one task between scans. The caller keeps
  * one per task identity (pid, start_ticks), starts it with
  * np_policy_history_init() and passes it back at every look; the policy
- * updates it. One look is one period for hysteresis_periods.
+ * updates it. One look is one period for hysteresis_periods. The policy
+ * records a move as made; a caller that does not carry it out (dry run,
+ * failure) may put back the copy it had before the call.
  */
 struct np_policy_history {
 	int target_node;		/* node the last move went toward; -1: none yet */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "engine.h"
 #include "numa_maps.h"
 
 const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
@@ -26,23 +27,6 @@ const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
 	}
 	snprintf(buf, size, v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
 	return buf;
-}
-
-static int read_kernel_balancing(struct np_ctx *ctx)
-{
-	char *buf;
-	size_t len;
-	int v = -1;
-
-	if (np_ctx_read_file(ctx, "proc/sys/kernel/numa_balancing", 64, &buf, &len) == 0) {
-		char *end;
-		long n = strtol(buf, &end, 10);
-
-		if (end != buf && n >= 0 && n <= 255)
-			v = (int)n;
-		free(buf);
-	}
-	return v;
 }
 
 /* The node most threads last ran on: where the task's memory should be.
@@ -71,14 +55,14 @@ static int majority_run_node(const struct np_topology *topo, const struct np_tas
 	return best < 0 ? -1 : topo->nodes[best].id;
 }
 
-static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt)
+static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
+		       uint64_t *bytes_read)
 {
 	const struct np_nm_totals *totals;
-	uint64_t bytes_read;
 	int err;
 
 	np_nm_parser_reset(parser);
-	err = np_nm_read_task(ctx, rt->task.pid, parser, &bytes_read);
+	err = np_nm_read_task(ctx, rt->task.pid, parser, bytes_read);
 	if (err)
 		return err;
 	totals = np_nm_parser_totals(parser);
@@ -96,24 +80,25 @@ static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct n
 	return 0;
 }
 
-static void report_task_clear(struct np_report_task *rt)
+void np_report_task_clear(struct np_report_task *rt)
 {
 	np_task_clear(&rt->task);
 	free(rt->node_bytes);
 	free(rt->node_anon_bytes);
 }
 
-/* Read details and memory of one task. Returns 0, 1 when the task is to be
- * left out (vanished or kernel thread), or -errno. */
-static int observe_task(struct np_ctx *ctx, const struct np_topology *topo,
-			struct np_nm_parser *parser, struct np_report_task *rt)
+int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
+			   struct np_nm_parser *parser, struct np_report_task *rt,
+			   uint64_t *bytes_read)
 {
 	int err;
 
+	rt->run_node = -1;
+	*bytes_read = 0;
 	err = np_task_read_details(ctx, &rt->task);
 	if (err)
 		return err == -ESRCH || np_is_vanished_error(err) ? 1 : err;
-	err = fill_memory(ctx, parser, rt);
+	err = fill_memory(ctx, parser, rt, bytes_read);
 	if (err == -ESRCH)
 		return 1;
 	if (err == -EINVAL) {
@@ -130,83 +115,27 @@ static int observe_task(struct np_ctx *ctx, const struct np_topology *topo,
 	return 0;
 }
 
-static int cmp_task_pid(const void *a, const void *b)
-{
-	const struct np_report_task *x = a, *y = b;
-
-	return (x->task.pid > y->task.pid) - (x->task.pid < y->task.pid);
-}
-
-int np_report_collect(struct np_ctx *ctx, const struct np_report_options *opts,
+int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
 		      struct np_report **out)
 {
-	struct np_report *report = calloc(1, sizeof(*report));
-	struct np_task_source *src = NULL;
-	struct np_task_list list = {0};
-	struct np_nm_parser *parser = NULL;
+	struct np_engine_params params = {
+		.ctx = ctx,
+		.dry_run = true,
+		.report = true,
+		.report_min_rss_bytes = min_rss_bytes,
+	};
+	struct np_engine *engine = NULL;
 	int err;
 
-	if (!report)
-		return -ENOMEM;
-	err = np_topology_read(ctx, &report->topo);
+	err = np_clock_new_monotonic(&params.clock);
 	if (err)
-		goto out;
-	report->node_load = calloc(report->topo->nr_nodes, sizeof(double));
-	if (!report->node_load) {
-		err = -ENOMEM;
-		goto out;
-	}
-	report->kernel_numa_balancing = read_kernel_balancing(ctx);
-	err = np_task_source_new(ctx, &src);
-	if (err)
-		goto out;
-	err = np_task_source_node_load(src, report->topo, report->node_load);
-	if (err)
-		goto out;
-	err = np_task_source_scan(src, &list);
-	if (err)
-		goto out;
-	report->uptime_ms = list.uptime_ms;
-	err = np_nm_parser_new(&parser, NULL, NULL);
-	if (err)
-		goto out;
-	report->tasks = calloc(list.nr ? list.nr : 1, sizeof(*report->tasks));
-	if (!report->tasks) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (unsigned i = 0; i < list.nr; i++) {
-		struct np_report_task *rt = &report->tasks[report->nr_tasks];
-		struct np_task *t = &list.tasks[i];
-
-		if (t->kthread || t->rss_bytes < opts->min_rss_bytes)
-			continue;
-		/* Take the task over from the list, which then frees nothing of it. */
-		rt->task = *t;
-		memset(t, 0, sizeof(*t));
-		rt->run_node = -1;
-		err = observe_task(ctx, report->topo, parser, rt);
-		if (err) {
-			report_task_clear(rt);
-			memset(rt, 0, sizeof(*rt));
-			if (err < 0)
-				goto out;
-			err = 0;
-			continue;
-		}
-		report->nr_tasks++;
-	}
-	qsort(report->tasks, report->nr_tasks, sizeof(*report->tasks), cmp_task_pid);
-out:
-	np_nm_parser_free(parser);
-	np_task_list_clear(&list);
-	np_task_source_free(src);
-	if (err) {
-		np_report_free(report);
 		return err;
-	}
-	*out = report;
-	return 0;
+	err = np_engine_new(&params, cfg, &engine);
+	if (!err)
+		err = np_engine_tick(engine, out);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	return err;
 }
 
 void np_report_free(struct np_report *report)
@@ -214,7 +143,7 @@ void np_report_free(struct np_report *report)
 	if (!report)
 		return;
 	for (unsigned i = 0; i < report->nr_tasks; i++)
-		report_task_clear(&report->tasks[i]);
+		np_report_task_clear(&report->tasks[i]);
 	free(report->tasks);
 	free(report->node_load);
 	np_topology_free(report->topo);
@@ -280,6 +209,30 @@ static void write_topology_text(const struct np_report *report, FILE *out)
 	}
 }
 
+static void write_decision_text(const struct np_report_task *rt, FILE *out)
+{
+	const struct np_action *a = &rt->action;
+	char what[48], size[16];
+
+	if (!rt->has_decision) {
+		fprintf(out, " %-16s\n", "-");
+		return;
+	}
+	switch (a->kind) {
+	case NP_ACTION_MOVE:
+		snprintf(what, sizeof(what), "move %s->N%d",
+			 np_human_bytes(a->move_bytes, size, sizeof(size)), a->target_node);
+		break;
+	case NP_ACTION_SPREAD:
+		snprintf(what, sizeof(what), "spread");
+		break;
+	default:
+		snprintf(what, sizeof(what), "%s", np_action_kind_name(a->kind));
+		break;
+	}
+	fprintf(out, " %-16s %s: %s\n", what, np_reason_name(a->reason), a->reason_text);
+}
+
 int np_report_write_text(const struct np_report *report, FILE *out)
 {
 	const struct np_topology *topo = report->topo;
@@ -291,7 +244,7 @@ int np_report_write_text(const struct np_report *report, FILE *out)
 		snprintf(buf, sizeof(buf), "N%d", topo->nodes[i].id);
 		fprintf(out, " %8s", buf);
 	}
-	fprintf(out, " %6s\n", "LOCAL");
+	fprintf(out, " %6s %-16s %s\n", "LOCAL", "DECISION", "WHY");
 	for (unsigned t = 0; t < report->nr_tasks; t++) {
 		const struct np_report_task *rt = &report->tasks[t];
 
@@ -309,9 +262,10 @@ int np_report_write_text(const struct np_report *report, FILE *out)
 				np_human_bytes(task_node_bytes(rt, topo->nodes[i].id), buf,
 					       sizeof(buf)));
 		if (rt->total_bytes && rt->run_node >= 0)
-			fprintf(out, " %5.1f%%\n", rt->locality * 100);
+			fprintf(out, " %5.1f%%", rt->locality * 100);
 		else
-			fprintf(out, " %6s\n", "-");
+			fprintf(out, " %6s", "-");
+		write_decision_text(rt, out);
 	}
 	if (!report->nr_tasks)
 		fprintf(out, "(no task above the size threshold)\n");
@@ -388,6 +342,19 @@ static json_object *task_json(const struct np_report_task *rt)
 			       rt->total_bytes && rt->run_node >= 0
 				       ? json_object_new_double(rt->locality)
 				       : NULL);
+	if (rt->has_decision) {
+		const struct np_action *a = &rt->action;
+
+		json_object_object_add(obj, "decision",
+				       json_object_new_string(np_action_kind_name(a->kind)));
+		json_object_object_add(obj, "reason",
+				       json_object_new_string(np_reason_name(a->reason)));
+		json_object_object_add(obj, "reason_text", json_object_new_string(a->reason_text));
+		json_object_object_add(obj, "target_node",
+				       a->target_node < 0 ? NULL
+							  : json_object_new_int(a->target_node));
+		json_object_object_add(obj, "move_bytes", json_u64(a->move_bytes));
+	}
 	return obj;
 }
 

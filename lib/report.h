@@ -7,6 +7,8 @@
 
 #include "config.h"
 #include "context.h"
+#include "policy.h"
+#include "scheduler.h"
 #include "task.h"
 #include "topology.h"
 
@@ -20,6 +22,10 @@ struct np_report_task {
 	uint64_t total_bytes;
 	int run_node;             /* node most of its threads last ran on, or -1 */
 	double locality;          /* share of its memory on run_node, 0..1 */
+	bool has_decision;        /* action holds what the daemon would do */
+	struct np_action action;
+	bool picked;              /* the scheduler would read it now */
+	struct np_sched_verdict verdict;
 };
 
 /* A snapshot of the machine: topology, node load and the tasks worth
@@ -33,14 +39,22 @@ struct np_report {
 	unsigned nr_tasks;
 };
 
-struct np_report_options {
-	uint64_t min_rss_bytes; /* tasks below are left out */
-};
-
-/* Observe the machine under the context's root once. Tasks that vanish while
- * being read are left out quietly. Returns 0 or -errno. */
-int np_report_collect(struct np_ctx *ctx, const struct np_report_options *opts,
+/* The report of a one-shot, dry-run cycle over the machine under the
+ * context's root with @cfg: topology, and every user task at or above
+ * @min_rss_bytes with its memory and what the daemon would do. Returns 0 or
+ * -errno. */
+int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
 		      struct np_report **out);
+
+/* Read one task's details and memory into @rt (rt->task set). Returns 0, 1
+ * when the task vanished or its numa_maps is unreadable (leave it out), or
+ * -errno. @bytes_read: numa_maps bytes parsed. */
+struct np_nm_parser;
+int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
+			   struct np_nm_parser *parser, struct np_report_task *rt,
+			   uint64_t *bytes_read);
+
+void np_report_task_clear(struct np_report_task *rt);
 
 void np_report_free(struct np_report *report);
 

@@ -16,46 +16,39 @@
 #define SMALL_FILE (64u << 10)
 
 static const char *const skip_names[] = {
-	[NP_SKIP_KTHREAD] = "kthread",
-	[NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
-	[NP_SKIP_EXCLUDED] = "excluded",
-	[NP_SKIP_TOO_YOUNG] = "too_young",
-	[NP_SKIP_SMALL_RSS] = "small_rss",
-	[NP_SKIP_IDLE] = "idle",
-	[NP_SKIP_LOCAL_ENOUGH] = "local_enough",
-	[NP_SKIP_NO_ROOM] = "no_room",
-	[NP_SKIP_HYSTERESIS] = "hysteresis",
-	[NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
-	[NP_SKIP_BACKOFF] = "backoff",
-	[NP_SKIP_RATE_LIMIT] = "rate_limit",
-	[NP_SKIP_VANISHED] = "vanished",
-	[NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
-	[NP_SKIP_USER_POLICY] = "user_policy",
+    [NP_SKIP_KTHREAD] = "kthread",	     [NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
+    [NP_SKIP_EXCLUDED] = "excluded",	     [NP_SKIP_TOO_YOUNG] = "too_young",
+    [NP_SKIP_SMALL_RSS] = "small_rss",	     [NP_SKIP_IDLE] = "idle",
+    [NP_SKIP_LOCAL_ENOUGH] = "local_enough", [NP_SKIP_NO_ROOM] = "no_room",
+    [NP_SKIP_HYSTERESIS] = "hysteresis",     [NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
+    [NP_SKIP_BACKOFF] = "backoff",	     [NP_SKIP_RATE_LIMIT] = "rate_limit",
+    [NP_SKIP_VANISHED] = "vanished",	     [NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
+    [NP_SKIP_USER_POLICY] = "user_policy",
 };
 _Static_assert(sizeof(skip_names) / sizeof(skip_names[0]) == NP_SKIP_NR,
 	       "every skip reason needs a name");
 
-static const char *const action_names[] = {
-	[NP_ACTION_MOVE_PAGES] = "move_pages",
-	[NP_ACTION_MIGRATE_PAGES] = "migrate_pages",
-	[NP_ACTION_AFFINITY] = "affinity",
-	[NP_ACTION_READ] = "read",
+static const char *const call_names[] = {
+    [NP_CALL_MOVE_PAGES] = "move_pages",
+    [NP_CALL_MIGRATE_PAGES] = "migrate_pages",
+    [NP_CALL_AFFINITY] = "affinity",
+    [NP_CALL_READ] = "read",
 };
-_Static_assert(sizeof(action_names) / sizeof(action_names[0]) == NP_ACTION_NR,
+_Static_assert(sizeof(call_names) / sizeof(call_names[0]) == NP_CALL_NR,
 	       "every action needs a name");
 
 /* Bumped once per page batch or per task: kept together, on lines of their
  * own. */
 struct stats_hot {
 	uint64_t pages_queried;
-	uint64_t migrate_calls[NP_ACTION_NR];
-	uint64_t migrate_call_ns[NP_ACTION_NR];
+	uint64_t migrate_calls[NP_CALL_NR];
+	uint64_t migrate_call_ns[NP_CALL_NR];
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
 	uint64_t skips[NP_SKIP_NR];
 	uint64_t page_failures[ERRNO_SLOTS];
-	uint64_t failures[NP_ACTION_NR][ERRNO_SLOTS];
+	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
 };
 
 struct migrated_cell {
@@ -83,11 +76,11 @@ const char *np_skip_reason_name(enum np_skip_reason reason)
 	return skip_names[reason];
 }
 
-const char *np_stat_action_name(enum np_stat_action action)
+const char *np_stat_call_name(enum np_stat_call action)
 {
-	if ((unsigned)action >= NP_ACTION_NR)
+	if ((unsigned)action >= NP_CALL_NR)
 		return "unknown";
-	return action_names[action];
+	return call_names[action];
 }
 
 static void *zalloc_aligned(size_t size)
@@ -154,8 +147,7 @@ static unsigned errno_slot(int err)
 	return err > 0 && err < ERRNO_SLOTS ? (unsigned)err : 0;
 }
 
-void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages,
-			   uint64_t bytes)
+void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pages, uint64_t bytes)
 {
 	struct migrated_cell *c = cell(stats, node_slot(stats, src), node_slot(stats, dst));
 
@@ -168,16 +160,16 @@ void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages)
 	stats->hot.page_failures[errno_slot(err)] += pages;
 }
 
-void np_stats_add_failure(struct np_stats *stats, enum np_stat_action action, int err)
+void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err)
 {
-	if ((unsigned)action < NP_ACTION_NR)
+	if ((unsigned)action < NP_CALL_NR)
 		stats->hot.failures[action][errno_slot(err)]++;
 }
 
-void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_action action,
+void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
 			       uint64_t elapsed_ns)
 {
-	if ((unsigned)action >= NP_ACTION_NR)
+	if ((unsigned)action >= NP_CALL_NR)
 		return;
 	stats->hot.migrate_calls[action]++;
 	stats->hot.migrate_call_ns[action] += elapsed_ns;
@@ -215,9 +207,9 @@ uint64_t np_stats_page_failures(const struct np_stats *stats, int err)
 	return stats->hot.page_failures[errno_slot(err)];
 }
 
-uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_action action, int err)
+uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err)
 {
-	if ((unsigned)action >= NP_ACTION_NR)
+	if ((unsigned)action >= NP_CALL_NR)
 		return 0;
 	return stats->hot.failures[action][errno_slot(err)];
 }
@@ -237,18 +229,18 @@ static const struct {
 	size_t offset;
 	const char *help;
 } numastat_keys[] = {
-	{"numa_hit", offsetof(struct np_numastat, numa_hit),
-	 "Pages allocated on this node as intended."},
-	{"numa_miss", offsetof(struct np_numastat, numa_miss),
-	 "Pages allocated on this node though another was preferred."},
-	{"numa_foreign", offsetof(struct np_numastat, numa_foreign),
-	 "Pages meant for this node but allocated elsewhere."},
-	{"interleave_hit", offsetof(struct np_numastat, interleave_hit),
-	 "Interleaved pages allocated on this node as intended."},
-	{"local_node", offsetof(struct np_numastat, local_node),
-	 "Pages allocated on this node by a task running on it."},
-	{"other_node", offsetof(struct np_numastat, other_node),
-	 "Pages allocated on this node by a task running on another node."},
+    {"numa_hit", offsetof(struct np_numastat, numa_hit),
+     "Pages allocated on this node as intended."},
+    {"numa_miss", offsetof(struct np_numastat, numa_miss),
+     "Pages allocated on this node though another was preferred."},
+    {"numa_foreign", offsetof(struct np_numastat, numa_foreign),
+     "Pages meant for this node but allocated elsewhere."},
+    {"interleave_hit", offsetof(struct np_numastat, interleave_hit),
+     "Interleaved pages allocated on this node as intended."},
+    {"local_node", offsetof(struct np_numastat, local_node),
+     "Pages allocated on this node by a task running on it."},
+    {"other_node", offsetof(struct np_numastat, other_node),
+     "Pages allocated on this node by a task running on another node."},
 };
 #define NR_NUMASTAT_KEYS (sizeof(numastat_keys) / sizeof(numastat_keys[0]))
 
@@ -405,30 +397,31 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 				errno_label(e, tmp, sizeof(tmp)), h->page_failures[e]);
 
 	family(out, "failures_total", "counter", "Failed calls, by kind and error.");
-	for (unsigned a = 0; a < NP_ACTION_NR; a++)
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
 		for (unsigned e = 0; e < ERRNO_SLOTS; e++)
 			if (h->failures[a][e])
 				fprintf(out,
 					"numaplaced_failures_total{action=\"%s\",errno=\"%s\"} "
 					"%" PRIu64 "\n",
-					action_names[a], errno_label(e, tmp, sizeof(tmp)),
+					call_names[a], errno_label(e, tmp, sizeof(tmp)),
 					h->failures[a][e]);
 
 	family(out, "migrate_calls_total", "counter",
 	       "Completed move_pages and migrate_pages calls that moved memory.");
-	for (unsigned a = NP_ACTION_MOVE_PAGES; a <= NP_ACTION_MIGRATE_PAGES; a++)
+	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
 		fprintf(out, "numaplaced_migrate_calls_total{call=\"%s\"} %" PRIu64 "\n",
-			action_names[a], h->migrate_calls[a]);
+			call_names[a], h->migrate_calls[a]);
 	family(out, "migrate_call_seconds_total", "counter",
 	       "Time spent inside move_pages and migrate_pages calls.");
-	for (unsigned a = NP_ACTION_MOVE_PAGES; a <= NP_ACTION_MIGRATE_PAGES; a++)
+	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
 		fprintf(out, "numaplaced_migrate_call_seconds_total{call=\"%s\"} %.6f\n",
-			action_names[a], (double)h->migrate_call_ns[a] / 1e9);
+			call_names[a], (double)h->migrate_call_ns[a] / 1e9);
 
 	family(out, "pages_queried_total", "counter",
 	       "Pages whose node was looked up before moving.");
 	fprintf(out, "numaplaced_pages_queried_total %" PRIu64 "\n", h->pages_queried);
-	family(out, "affinity_threads_total", "counter", "Threads whose CPU affinity was narrowed.");
+	family(out, "affinity_threads_total", "counter",
+	       "Threads whose CPU affinity was narrowed.");
 	fprintf(out, "numaplaced_affinity_threads_total %" PRIu64 "\n", h->affinity_threads);
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
@@ -498,10 +491,10 @@ int np_stats_write_summary(const struct np_stats *stats, FILE *out)
 	for (unsigned s = 0; s < n; s++)
 		for (unsigned d = 0; d < n; d++)
 			total += cell(stats, s, d)->bytes;
-	fprintf(out, "migrated %.1f MiB in %" PRIu64 " move_pages and %" PRIu64
-		     " migrate_pages calls",
-		mib(total), h->migrate_calls[NP_ACTION_MOVE_PAGES],
-		h->migrate_calls[NP_ACTION_MIGRATE_PAGES]);
+	fprintf(out,
+		"migrated %.1f MiB in %" PRIu64 " move_pages and %" PRIu64 " migrate_pages calls",
+		mib(total), h->migrate_calls[NP_CALL_MOVE_PAGES],
+		h->migrate_calls[NP_CALL_MIGRATE_PAGES]);
 	for (unsigned s = 0; s < n; s++)
 		for (unsigned d = 0; d < n; d++) {
 			const struct migrated_cell *c = cell(stats, s, d);
@@ -526,10 +519,10 @@ int np_stats_write_summary(const struct np_stats *stats, FILE *out)
 
 	fprintf(out, "failed calls:");
 	failed = 0;
-	for (unsigned a = 0; a < NP_ACTION_NR; a++)
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
 		for (unsigned e = 0; e < ERRNO_SLOTS; e++)
 			if (h->failures[a][e]) {
-				fprintf(out, " %s %s %" PRIu64 ";", action_names[a],
+				fprintf(out, " %s %s %" PRIu64 ";", call_names[a],
 					errno_label(e, tmp, sizeof(tmp)), h->failures[a][e]);
 				failed++;
 			}

@@ -19,21 +19,21 @@
  * count into this; add new reasons before NP_SKIP_NR and give each a name in
  * stats.c (a static assertion there keeps the two in step). */
 enum np_skip_reason {
-	NP_SKIP_KTHREAD,          /* kernel thread */
-	NP_SKIP_NO_SETAFFINITY,   /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
-	NP_SKIP_EXCLUDED,         /* excluded by comm, cgroup or pid in the config */
-	NP_SKIP_TOO_YOUNG,        /* younger than scan_delay_ms */
-	NP_SKIP_SMALL_RSS,        /* below min_rss_mb */
-	NP_SKIP_IDLE,             /* below min_cpu_percent */
-	NP_SKIP_LOCAL_ENOUGH,     /* already at locality_target_percent */
-	NP_SKIP_NO_ROOM,          /* no node with the headroom to take it */
-	NP_SKIP_HYSTERESIS,       /* would flip a recent decision back */
+	NP_SKIP_KTHREAD,	  /* kernel thread */
+	NP_SKIP_NO_SETAFFINITY,	  /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
+	NP_SKIP_EXCLUDED,	  /* excluded by comm, cgroup or pid in the config */
+	NP_SKIP_TOO_YOUNG,	  /* younger than scan_delay_ms */
+	NP_SKIP_SMALL_RSS,	  /* below min_rss_mb */
+	NP_SKIP_IDLE,		  /* below min_cpu_percent */
+	NP_SKIP_LOCAL_ENOUGH,	  /* already at locality_target_percent */
+	NP_SKIP_NO_ROOM,	  /* no node with the headroom to take it */
+	NP_SKIP_HYSTERESIS,	  /* would flip a recent decision back */
 	NP_SKIP_KERNEL_BALANCING, /* kernel NUMA balancing is on and we defer to it */
-	NP_SKIP_BACKOFF,          /* earlier actions on it failed; waiting */
-	NP_SKIP_RATE_LIMIT,       /* the global migration rate is used up */
-	NP_SKIP_VANISHED,         /* exited or its pid was reused before we acted */
-	NP_SKIP_AFFINITY_EMPTY,   /* a thread's mask has no CPU on the target node */
-	NP_SKIP_USER_POLICY,      /* memory bound by the task's own mempolicy */
+	NP_SKIP_BACKOFF,	  /* earlier actions on it failed; waiting */
+	NP_SKIP_RATE_LIMIT,	  /* the global migration rate is used up */
+	NP_SKIP_VANISHED,	  /* exited or its pid was reused before we acted */
+	NP_SKIP_AFFINITY_EMPTY,	  /* a thread's mask has no CPU on the target node */
+	NP_SKIP_USER_POLICY,	  /* memory bound by the task's own mempolicy */
 	NP_SKIP_NR
 };
 
@@ -41,15 +41,15 @@ enum np_skip_reason {
 const char *np_skip_reason_name(enum np_skip_reason reason);
 
 /* Which kind of call failed. */
-enum np_stat_action {
-	NP_ACTION_MOVE_PAGES,    /* a move_pages batch or status query as a whole */
-	NP_ACTION_MIGRATE_PAGES, /* a whole-task migrate_pages */
-	NP_ACTION_AFFINITY,      /* sched_getaffinity/sched_setaffinity on a thread */
-	NP_ACTION_READ,          /* reading numa_maps, maps or task files */
-	NP_ACTION_NR
+enum np_stat_call {
+	NP_CALL_MOVE_PAGES,	 /* a move_pages batch or status query as a whole */
+	NP_CALL_MIGRATE_PAGES, /* a whole-task migrate_pages */
+	NP_CALL_AFFINITY,	 /* sched_getaffinity/sched_setaffinity on a thread */
+	NP_CALL_READ,		 /* reading numa_maps, maps or task files */
+	NP_CALL_NR
 };
 
-const char *np_stat_action_name(enum np_stat_action action);
+const char *np_stat_call_name(enum np_stat_call action);
 
 /* /sys/devices/system/node/nodeN/numastat: pages allocated per node. */
 struct np_numastat {
@@ -82,11 +82,11 @@ void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pa
 void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages);
 
 /* One failed call of kind @action with error -@err. */
-void np_stats_add_failure(struct np_stats *stats, enum np_stat_action action, int err);
+void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err);
 
 /* One move_pages/migrate_pages call that completed (whatever the pages'
  * status), and its duration. */
-void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_action action,
+void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
 			       uint64_t elapsed_ns);
 
 /* Pages whose node was queried (move_pages with no target nodes). */
@@ -107,7 +107,7 @@ int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);
 /* Counter read-back, for tests and the summary. Unknown nodes give 0. */
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst);
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err);
-uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_action action, int err);
+uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err);
 uint64_t np_stats_skips(const struct np_stats *stats, enum np_skip_reason reason);
 uint64_t np_stats_scans(const struct np_stats *stats);
 

@@ -662,7 +662,7 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 		list->cap = cap;
 	}
 	task = &list->tasks[list->nr++];
-	/* Not memset: the two CPU/node sets stay untouched until details. */
+	memset(task, 0, sizeof(*task));
 	task->pid = st->pid;
 	task->start_ticks = st->start_ticks;
 	memcpy(task->comm, st->comm, sizeof(task->comm));
@@ -674,10 +674,6 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 	task->last_cpu = st->processor;
 	task->last_node = src->topo ? np_topology_cpu_node(src->topo, st->processor) : -1;
 	task->rss_bytes = st->rss_pages * (uint64_t)src->page_size;
-	task->has_details = false;
-	task->cgroup = NULL;
-	task->threads = NULL;
-	task->nr_thread_samples = 0;
 	task->age_ms = list->uptime_ms > start_ms ? list->uptime_ms - start_ms : 0;
 	return 0;
 }
@@ -728,6 +724,8 @@ static int scan_tree(struct np_task_source *src, struct np_task_list *list)
 		} else if (err == -EINVAL) {
 			err = 0; /* logged; one bad file does not blind the scan */
 		} else if (err) {
+			np_log(src->ctx, LOG_ERR, "%s/proc/%s/stat: %s", root_prefix(src->ctx),
+			       de->d_name, strerror(-err));
 			break;
 		}
 	}
@@ -846,8 +844,13 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 		list->nr = 0;
 		return err;
 	}
-	if (list->nr)
-		qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+	/* /proc lists pids in ascending order, so this is usually a check. */
+	for (unsigned i = 1; i < list->nr; i++) {
+		if (list->tasks[i - 1].pid > list->tasks[i].pid) {
+			qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+			break;
+		}
+	}
 	return 0;
 }
 

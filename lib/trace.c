@@ -262,8 +262,6 @@ static int parse_task(struct parser *ps, char type)
 	ev.pid = (int)pid;
 	at = pid_set_find(&ps->live, ev.pid, &found);
 	if (type == NP_TRACE_NEW) {
-		uint64_t uptime = t->scans[t->nr_scans - 1].uptime_ms;
-
 		if (found)
 			return parse_error(ps, "new task %d, but pid %d is listed already", ev.pid,
 					   ev.pid);
@@ -272,12 +270,6 @@ static int parse_task(struct parser *ps, char type)
 		    (err = parse_numbers(ps, &ev)) || (err = parse_comm(ps, ev.comm)))
 			return err;
 		ev.kthread = kthread;
-		/* One tick of slack: uptime and start time round apart. */
-		if (ev.start_ticks * 1000 / t->hz > uptime + 1000 / t->hz)
-			return parse_error(ps,
-					   "task %d starts at %" PRIu64
-					   " ms, after the scan at %" PRIu64 " ms",
-					   ev.pid, ev.start_ticks * 1000 / t->hz, uptime);
 		err = pid_set_insert(&ps->live, at, ev.pid);
 	} else {
 		if (!found)
@@ -617,8 +609,12 @@ int np_trace_writer_scan(struct np_trace_writer *w, const struct np_task_list *l
 	size_t i, j;
 
 	if (!list->ticks_per_s || (w->started && list->ticks_per_s != w->hz) ||
-	    (w->started && list->uptime_ms <= w->last_uptime_ms))
+	    (w->started && list->uptime_ms < w->last_uptime_ms))
 		return -EINVAL;
+	/* /proc/uptime counts hundredths of a second: two scans can share
+	 * one. Keep the first; the next one written differs from it. */
+	if (w->started && list->uptime_ms == w->last_uptime_ms)
+		return 0;
 	if (list->nr > w->cap) {
 		size_t cap = list->nr * 2;
 		struct written_task *prev = realloc(w->prev, cap * sizeof(*prev));

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "task.h"
 
 /*
@@ -84,8 +84,9 @@ struct np_trace {
  * used in messages. On error returns -EINVAL (-ENOMEM) and sets *@err to a
  * malloc'd "name:line: message" (the first error found); the caller frees
  * it. Besides syntax, the parser checks the records tell a consistent story:
- * times increase, u and x name listed pids, n does not, and no task starts
- * after the scan that lists it. */
+ * times increase, u and x name listed pids, and n does not. A task may start
+ * after its scan's uptime: the uptime is read when a scan begins, and a
+ * scan of a loaded machine takes a while. */
 int np_trace_parse(const char *name, const char *buf, size_t len, struct np_trace **out,
 		   char **err);
 
@@ -127,9 +128,10 @@ struct np_trace_writer;
  * written until the first scan. Returns 0 or -ENOMEM. */
 int np_trace_writer_new(FILE *out, const char *comment, struct np_trace_writer **writer);
 
-/* Append one scan: what changed since the previous one. Returns 0, -EINVAL
- * (a list without ticks_per_s, a hz change, time going back, a pid listed
- * twice) or -EIO (the stream failed). */
+/* Append one scan: what changed since the previous one. A scan at the same
+ * uptime as the previous (uptime has 10 ms resolution) is left out. Returns
+ * 0, -EINVAL (a list without ticks_per_s, a hz change, time going back, a
+ * pid listed twice) or -EIO (the stream failed). */
 int np_trace_writer_scan(struct np_trace_writer *writer, const struct np_task_list *list);
 
 /* Flush and free (the stream stays open). Returns 0 or -EIO when

@@ -7,12 +7,14 @@ BUILD_PKGS="gcc meson ninja-build pkg-config libnuma-dev libproc2-dev libevent-d
 libjson-c-dev libinih-dev libsystemd-dev"
 # Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, and the
 # QEMU guest (tests/vm).
-TEST_PKGS="clang python3 systemd numactl qemu-system-x86 busybox-static cpio util-linux"
+VM_PKGS="python3 numactl qemu-system-x86 busybox-static cpio"
+TEST_PKGS="clang systemd util-linux $VM_PKGS"
 
 case "${1:-all}" in
 build) pkgs=$BUILD_PKGS ;;
 all) pkgs="$BUILD_PKGS $TEST_PKGS" ;;
-*) echo "usage: $0 [build|all]" >&2; exit 2 ;;
+vm) pkgs=$VM_PKGS ;;
+*) echo "usage: $0 [build|all|vm]" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -374,6 +374,30 @@ static void test_load(void)
 	np_config_free(&cfg);
 }
 
+/* A number key's documented "range LO..HI" is the one the parser enforces:
+ * its out-of-range message quotes the range. */
+static void check_documented_range(const char *where, const char *key, const char *doc)
+{
+	const char *range = strcasestr(doc, "range "), *refusal;
+	char text[128], documented[64];
+	size_t n;
+
+	if (!range || strstr(doc, " each"))
+		return;
+	range += strlen("range ");
+	for (n = strspn(range, "0123456789."); n > 0 && range[n - 1] == '.'; n--)
+		;
+	snprintf(documented, sizeof(documented), "%.*s", (int)n, range);
+	snprintf(text, sizeof(text), "%s = 99999999999999999999\n", key);
+	refusal = strstr(only_error(text), "out of range ");
+	CHECK(refusal != NULL);
+	if (refusal && strcmp(refusal + strlen("out of range "), documented) != 0) {
+		fprintf(stderr, "%s: %s has range %s, the parser says %s\n", where, key, documented,
+			refusal);
+		CHECK(false);
+	}
+}
+
 /* Every default the shipped config shows, uncommented, is the default the
  * code has, and every key is shown. */
 static void test_shipped_defaults(void)
@@ -381,7 +405,7 @@ static void test_shipped_defaults(void)
 	const char *root = getenv("NP_SOURCE_ROOT");
 	struct np_config defaults, shown;
 	struct np_config_errors errs = {0};
-	char path[4096], line[512], *text, *written;
+	char path[4096], line[512], block[2048] = "", *text, *written;
 	size_t size, nr_shown = 0, nr_keys = 0;
 	FILE *in, *out;
 
@@ -395,8 +419,17 @@ static void test_shipped_defaults(void)
 		size_t key_len = strspn(line + 1, "abcdefghijklmnopqrstuvwxyz_");
 
 		if (line[0] == '#' && key_len > 0 && strncmp(line + 1 + key_len, " =", 2) == 0) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "%.*s", (int)key_len, line + 1);
+			check_documented_range("numaplaced.conf", key, block);
+			block[0] = '\0';
 			fputs(line + 1, out);
 			nr_shown++;
+		} else if (line[0] == '#' && strlen(block) + strlen(line) < sizeof(block)) {
+			strcat(block, line);
+		} else {
+			block[0] = '\0';
 		}
 	}
 	fclose(in);
@@ -419,6 +452,84 @@ static void test_shipped_defaults(void)
 	np_config_free(&shown);
 }
 
+/* Random text from config-like pieces never crashes the parser, a refused
+ * text always says why, and an accepted one round-trips. */
+static void test_random_text(void)
+{
+	static const char *const pieces[] = {
+	    "min_rss_mb",
+	    "tick_ms",
+	    "include_comm",
+	    "exclude_pid",
+	    "metrics_listen",
+	    "affinity",
+	    "log_level",
+	    " = ",
+	    "=",
+	    "\n",
+	    "\r\n",
+	    " ",
+	    "\t",
+	    "#",
+	    ";",
+	    "[",
+	    "]",
+	    ":",
+	    "0",
+	    "12",
+	    "99999999999999999999",
+	    "-",
+	    "*",
+	    "/a/",
+	    "127.0.0.1:80",
+	    "node",
+	    "debug",
+	    "x",
+	    "\0",
+	    "\xef\xbb\xbf",
+	};
+	unsigned seed = 12345;
+	size_t accepted = 0, refused = 0;
+
+	for (int round = 0; round < 3000; round++) {
+		struct np_config cfg, again;
+		struct np_config_errors errs = {0};
+		char text[1024];
+		size_t len = 0;
+		int err;
+
+		for (int n = (int)((seed = seed * 1103515245 + 12345) >> 16) % 40; n > 0; n--) {
+			unsigned pick = ((seed = seed * 1103515245 + 12345) >> 16) % 30;
+			size_t plen = pick == 28 ? 1 : strlen(pieces[pick]);
+
+			memcpy(text + len, pieces[pick], plen);
+			len += plen;
+		}
+		np_config_init(&cfg);
+		err = np_config_parse("r.conf", text, len, &cfg, &errs);
+		CHECK(err == 0 || err == -EINVAL);
+		CHECK((err == 0) == (errs.n == 0));
+		if (err == 0) {
+			char *out = write_to_string(&cfg);
+
+			np_config_init(&again);
+			CHECK_INT(parse(out, &again, &errs), 0);
+			CHECK(np_config_equal(&cfg, &again));
+			np_config_free(&again);
+			free(out);
+			accepted++;
+		} else {
+			refused++;
+		}
+		np_config_errors_free(&errs);
+		np_config_free(&cfg);
+	}
+	printf("random texts: %zu accepted, %zu refused\n", accepted, refused);
+	/* Both outcomes are exercised. */
+	CHECK(accepted > 100);
+	CHECK(refused > 100);
+}
+
 /* True when @line names @key as a word. */
 static bool names_key(const char *line, const char *key)
 {
@@ -430,7 +541,8 @@ static bool names_key(const char *line, const char *key)
 	return false;
 }
 
-/* numaplaced.conf(5) has an entry for every key, showing its default. */
+/* numaplaced.conf(5) has an entry for every key, showing its default and,
+ * for numbers, its range. */
 static void test_man_page(void)
 {
 	const char *root = getenv("NP_SOURCE_ROOT");
@@ -459,9 +571,12 @@ static void test_man_page(void)
 
 		*eq = '\0';
 		snprintf(shown, sizeof(shown), "(default %s", eq[2] ? eq + 3 : "empty");
-		for (size_t i = 0; i < nr_entries; i++)
-			if (names_key(entries[i], kv) && strstr(entries[i], shown))
+		for (size_t i = 0; i < nr_entries; i++) {
+			if (names_key(entries[i], kv) && strstr(entries[i], shown)) {
 				found = true;
+				check_documented_range("numaplaced.conf(5)", kv, entries[i]);
+			}
+		}
 		if (!found)
 			fprintf(stderr, "numaplaced.conf(5): no entry for %s %s\n", kv, shown);
 		CHECK(found);
@@ -480,6 +595,7 @@ int main(void)
 	test_error_order_and_lines();
 	test_lexical();
 	test_many_errors();
+	test_random_text();
 	test_load();
 	test_shipped_defaults();
 	test_man_page();

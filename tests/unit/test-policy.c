@@ -113,10 +113,11 @@ struct expect {
 	enum np_reason reason;
 	int target; /* target_node */
 	bool pages, affinity, partial;
-	uint64_t move_mib; /* move_bytes */
-	const char *nodes; /* target_nodes as a list, or NULL: not checked */
-	const char *cpus;  /* target_cpus when affinity */
-	const char *text;  /* a substring of reason_text, or NULL */
+	uint64_t move_mib;   /* move_bytes */
+	const char *nodes;   /* target_nodes as a list, or NULL: not checked */
+	const char *cpus;    /* target_cpus when affinity */
+	const char *text;    /* a substring of reason_text, or NULL */
+	const char *sources; /* source_nodes as a list, or NULL: not checked */
 };
 
 struct policy_case {
@@ -137,6 +138,8 @@ struct policy_case {
 	const char *cpus_allowed;	  /* NULL: every CPU */
 	const char *mems_allowed;	  /* NULL: every node */
 	bool no_numa_maps, no_details;
+	bool empty_masks; /* status had no Cpus_allowed or Mems_allowed line */
+	unsigned slots;	  /* numa_maps node slots; 0: one per node */
 	struct expect want;
 };
 
@@ -224,7 +227,8 @@ static const struct policy_case cases[] = {
 	.threads = "0-3",
 	.cpus_allowed = "0-3",
 	.mems_allowed = "0",
-	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1, .text = "only node 0 may hold"},
+	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1,
+		 .text = "all 512 MiB on node 0, the only node allowed to hold it"},
     },
     {
 	.name = "mems_allowed excludes the threads' node, affinity=none: keep",
@@ -309,6 +313,26 @@ static const struct policy_case cases[] = {
 	.want = {NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, -1},
     },
 
+    {
+	.name = "pages on a node that is not online count as misplaced",
+	.topo = &two_nodes,
+	.slots = 4,
+	.mem_mib = {400, 0, 0, 112},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 112,
+		 .nodes = "0", .sources = "3"},
+    },
+    {
+	.name = "no Cpus_allowed or Mems_allowed line: no limit, not bound",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.empty_masks = true,
+	.mem_mib = {192, 320},
+	.threads = "0-3",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+		 .move_mib = 320, .cpus = "0-3", .sources = "1"},
+    },
+
     /* Four nodes: a memoryless CPU node and a memory-only node. */
     {
 	.name = "pages on the memory-only node come to the threads",
@@ -350,6 +374,18 @@ static const struct policy_case cases[] = {
 	.threads = "0-1",
 	.mems_allowed = "1,3",
 	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .move_mib = 1024},
+    },
+
+    {
+	.name = "affinity=node within a user's cpuset over two nodes: narrowed inside it",
+	.topo = &four_nodes,
+	.affinity = NP_AFFINITY_NODE,
+	.busy = {0.95},
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.cpus_allowed = "1-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+		 .move_mib = 1024, .cpus = "2-3"},
     },
 
     /* Eight nodes: two sockets and far memory. */
@@ -462,13 +498,17 @@ static void build(struct built *b, const struct policy_case *c)
 	b->task.has_details = !c->no_details;
 	parse_list(&b->task.cpus_allowed, c->cpus_allowed ? c->cpus_allowed : "0-63");
 	parse_list(&b->task.mems_allowed, c->mems_allowed ? c->mems_allowed : "0-7");
+	if (c->empty_masks) {
+		np_bitmap_zero(&b->task.cpus_allowed);
+		np_bitmap_zero(&b->task.mems_allowed);
+	}
 	build_task(b, c->threads, c->mem_mib);
 	if (b->task.rss_bytes == 0)
 		b->task.rss_bytes = 512 * MiB; /* VmRSS counts what numa_maps may not */
 	b->input = (struct np_policy_task){
 	    .task = &b->task,
 	    .node_bytes = c->no_numa_maps ? NULL : b->node_bytes,
-	    .nr_node_slots = c->topo->nr,
+	    .nr_node_slots = c->slots ? c->slots : c->topo->nr,
 	    .cpu_percent = 100,
 	};
 }
@@ -505,6 +545,8 @@ static void check_action(const char *name, const struct np_action *a, const stru
 		CHECK(np_bitmap_empty(&a->target_cpus) || a->kind == NP_ACTION_SKIP);
 	if (w->text)
 		CHECK(strstr(a->reason_text, w->text) != NULL);
+	if (w->sources)
+		CHECK(list_is(&a->source_nodes, w->sources));
 	CHECK(a->reason_text[0] != '\0' && !strchr(a->reason_text, '\n'));
 	if (check_failures != before)
 		fprintf(stderr, "  in case \"%s\": %s %s, \"%s\"\n", name,
@@ -524,14 +566,17 @@ static void test_table(void)
 		b->input.hist = &hist;
 		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
 		check_action(c->name, &a, &c->want);
+		if (getenv("NP_TEST_VERBOSE"))
+			printf("%-6s %-16s %s\n", np_action_kind_name(a.kind),
+			       np_reason_name(a.reason), a.reason_text);
 		CHECK_INT(a.pid, 4242);
 		CHECK_U64(a.start_ticks, 777);
 		/* Whatever it decided, it never targets a node outside
 		 * Mems_allowed, and never gives threads CPUs outside their own
 		 * allowed set or on a node without CPUs. */
-		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP)
+		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP && !c->empty_masks)
 			CHECK(np_bitmap_test(&b->task.mems_allowed, (unsigned)a.target_node));
-		if (a.set_affinity)
+		if (a.set_affinity && !c->empty_masks)
 			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpus_allowed));
 		/* A deferred decision leaves no trace in the history. */
 		if (a.reason == NP_REASON_KERNEL_BALANCING)
@@ -866,6 +911,209 @@ static void test_batch_accounts_planned_moves(void)
 	free(b2);
 }
 
+/* ---- invariants over random machines ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	/* xorshift64*: fixed seed, so a failure reproduces. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return n ? (rng_state * 0x2545f4914f6cdd1dull >> 11) % n : 0;
+}
+
+struct random_case {
+	struct topo_spec spec;
+	struct np_topology *topo;
+	uint64_t free_bytes[MAX_TEST_NODES];
+	double busy[MAX_TEST_NODES];
+	struct np_policy_machine machine;
+	struct np_config cfg;
+	struct np_task task;
+	struct np_thread threads[16];
+	uint64_t node_bytes[MAX_TEST_NODES];
+	struct np_policy_history hist;
+};
+
+static void random_machine(struct random_case *r)
+{
+	struct topo_spec *spec = &r->spec;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->nr = 2 + (unsigned)rnd(MAX_TEST_NODES - 1);
+	for (unsigned i = 0; i < spec->nr; i++) {
+		spec->cpus[i] = (unsigned)rnd(4);
+		spec->mem_gib[i] = rnd(4) ? 1 + rnd(16) : 0;
+		for (unsigned j = 0; j < spec->nr; j++)
+			spec->dist[i][j] = i == j ? 10 : 11 + (unsigned)rnd(30);
+	}
+	spec->cpus[rnd(spec->nr)] += 1;	   /* some node has CPUs */
+	spec->mem_gib[rnd(spec->nr)] += 1; /* and some has memory */
+	r->topo = build_topology(spec);
+	for (unsigned i = 0; i < spec->nr; i++) {
+		r->free_bytes[i] = rnd(r->topo->nodes[i].mem_total / MiB + 1) * MiB;
+		r->busy[i] = (double)rnd(120) / 100.0;
+	}
+	r->machine = (struct np_policy_machine){.topo = r->topo,
+						.node_free = r->free_bytes,
+						.node_busy = r->busy,
+						.kernel_numa_balancing = rnd(8) == 0};
+	np_config_init(&r->cfg);
+	r->cfg.affinity = rnd(2) ? NP_AFFINITY_NODE : NP_AFFINITY_NONE;
+	r->cfg.kernel_balancing = rnd(2) ? NP_KBAL_DEFER : NP_KBAL_IGNORE;
+	r->cfg.node_mem_headroom_percent = (unsigned)rnd(31);
+	r->cfg.locality_target_percent = 50 + (unsigned)rnd(51);
+	r->cfg.hysteresis_periods = (unsigned)rnd(5);
+	r->cfg.max_migrate_mb_per_scan = 1 + rnd(4096);
+	np_policy_history_init(&r->hist);
+}
+
+static void random_task(struct random_case *r)
+{
+	unsigned nr_cpus = (unsigned)r->topo->max_cpu + 1;
+
+	memset(&r->task, 0, sizeof(r->task));
+	r->task.pid = 100;
+	r->task.age_ms = 100000;
+	r->task.has_details = true;
+	strcpy(r->task.comm, "random");
+	r->task.rss_bytes = 0;
+	for (unsigned i = 0; i < r->spec.nr; i++) {
+		r->node_bytes[i] = rnd(3) ? 0 : rnd(8192) * MiB;
+		r->task.rss_bytes += r->node_bytes[i];
+	}
+	r->task.rss_bytes += 200 * MiB;
+	r->task.nr_thread_samples = 1 + (unsigned)rnd(16);
+	for (unsigned i = 0; i < r->task.nr_thread_samples; i++)
+		r->threads[i] = (struct np_thread){
+		    .tid = 100 + (int)i, .last_cpu = (int)rnd(nr_cpus), .cpu_ticks = rnd(1000)};
+	r->task.threads = r->threads;
+	r->task.last_cpu = r->threads[0].last_cpu;
+	if (rnd(2)) {
+		parse_list(&r->task.cpus_allowed, "0-63");
+	} else {
+		np_bitmap_zero(&r->task.cpus_allowed);
+		while (np_bitmap_empty(&r->task.cpus_allowed))
+			for (unsigned c = 0; c < nr_cpus; c++)
+				if (rnd(2))
+					np_bitmap_set(&r->task.cpus_allowed, c);
+	}
+	np_bitmap_zero(&r->task.mems_allowed);
+	if (rnd(2))
+		parse_list(&r->task.mems_allowed, "0-7");
+	else
+		for (unsigned n = 0; n < r->spec.nr; n++)
+			if (rnd(2))
+				np_bitmap_set(&r->task.mems_allowed, n);
+	if (np_bitmap_empty(&r->task.mems_allowed))
+		np_bitmap_set(&r->task.mems_allowed, (unsigned)rnd(r->spec.nr));
+}
+
+static unsigned violations;
+
+static void violated(const char *what, const struct np_action *a)
+{
+	if (violations++ < 5)
+		fprintf(stderr, "invariant broken: %s: %s %s \"%s\"\n", what,
+			np_action_kind_name(a->kind), np_reason_name(a->reason), a->reason_text);
+}
+
+static void check_invariants(const struct random_case *r, const struct np_bitmap *allowed_cpus,
+			     const struct np_action *a)
+{
+	const struct np_topology *topo = r->topo;
+	bool acts = a->kind == NP_ACTION_MOVE || a->kind == NP_ACTION_SPREAD;
+	uint64_t cap = r->cfg.max_migrate_mb_per_scan * MiB;
+	unsigned cpu_nodes = 0;
+
+	if (!a->reason_text[0] || strchr(a->reason_text, '\n'))
+		violated("reason text empty or multi-line", a);
+	if (!acts && (a->move_pages || a->set_affinity || a->move_bytes))
+		violated("a keep or skip that moves something", a);
+	if (a->move_bytes > cap || a->move_bytes > a->misplaced_bytes)
+		violated("move larger than the cap or than what is misplaced", a);
+	if (acts && a->partial != (a->misplaced_bytes > cap))
+		violated("partial flag disagrees with the cap", a);
+	if (acts && !a->move_pages && !a->set_affinity)
+		violated("a move that does nothing", a);
+	np_bitmap_for_each(id, &a->target_nodes)
+	{
+		const struct np_node *node = np_topology_node(topo, id);
+
+		if (acts && (!node || !node->mem_total ||
+			     !np_bitmap_test(&r->task.mems_allowed, (unsigned)id)))
+			violated("target node outside Mems_allowed or without memory", a);
+	}
+	if (a->kind == NP_ACTION_MOVE && a->move_pages) {
+		const struct np_node *node = np_topology_node(topo, a->target_node);
+		uint64_t keep = node->mem_total / 100 * r->cfg.node_mem_headroom_percent;
+
+		if (r->free_bytes[a->target_node] < a->misplaced_bytes ||
+		    r->free_bytes[a->target_node] - a->misplaced_bytes < keep)
+			violated("move into a node without headroom", a);
+	}
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		struct np_bitmap on;
+
+		np_bitmap_and(&on, &topo->nodes[i].cpus, allowed_cpus);
+		cpu_nodes += !np_bitmap_empty(&on);
+	}
+	if (a->set_affinity) {
+		if (r->cfg.affinity != NP_AFFINITY_NODE)
+			violated("affinity set with affinity=none", a);
+		if (cpu_nodes < 2)
+			violated("affinity changed for a task pinned to one node", a);
+		if (np_bitmap_empty(&a->target_cpus) ||
+		    !np_bitmap_subset(&a->target_cpus, allowed_cpus))
+			violated("affinity outside the task's own allowed CPUs", a);
+	}
+}
+
+/* Random machines, configs and tasks, five looks each with the history
+ * carried over: whatever the policy decides must keep its promises. */
+static void test_random_invariants(void)
+{
+	struct random_case *r = malloc(sizeof(*r));
+	unsigned decisions = 0, moves = 0;
+
+	for (unsigned m = 0; m < 300; m++) {
+		struct np_bitmap allowed;
+
+		random_machine(r);
+		for (unsigned t = 0; t < 4; t++) {
+			np_policy_history_init(&r->hist);
+			random_task(r);
+			allowed = r->task.cpus_allowed;
+			for (unsigned look = 0; look < 5; look++) {
+				struct np_policy_task in = {.task = &r->task,
+							    .node_bytes = r->node_bytes,
+							    .nr_node_slots = r->spec.nr,
+							    .cpu_percent = (double)rnd(400),
+							    .hist = &r->hist};
+				struct np_action a;
+
+				np_policy_decide(&r->machine, &r->cfg, &in, &a);
+				check_invariants(r, &allowed, &a);
+				decisions++;
+				moves += a.kind == NP_ACTION_MOVE || a.kind == NP_ACTION_SPREAD;
+				/* What an actuator would do with the affinity. */
+				if (a.set_affinity)
+					r->task.cpus_allowed = a.target_cpus;
+				/* And some noise in the next sample. */
+				r->node_bytes[rnd(r->spec.nr)] += rnd(256) * MiB;
+			}
+		}
+		np_topology_free(r->topo);
+	}
+	free(r);
+	CHECK_INT(violations, 0);
+	CHECK_INT(decisions, 300 * 4 * 5);
+	/* The random inputs do exercise moves, not only skips. */
+	CHECK(moves > decisions / 20);
+}
+
 static void test_names(void)
 {
 	for (int i = 0; i < NP_REASON_COUNT; i++) {
@@ -888,5 +1136,6 @@ int main(void)
 	test_own_narrowing_is_not_pinning();
 	test_batch_accounts_planned_moves();
 	test_names();
+	test_random_invariants();
 	return check_done();
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
-#include "sched.h"
+#include "scheduler.h"
 
 #include <errno.h>
 

@@ -65,8 +65,7 @@ static bool valid_value(const char *s, const char **end)
 {
 	char *e;
 
-	if (strncmp(s, "NaN", 3) == 0 || strncmp(s, "+Inf", 4) == 0 ||
-	    strncmp(s, "-Inf", 4) == 0) {
+	if (strncmp(s, "NaN", 3) == 0 || strncmp(s, "+Inf", 4) == 0 || strncmp(s, "-Inf", 4) == 0) {
 		*end = s + (s[0] == 'N' ? 3 : 4);
 		return true;
 	}
@@ -174,7 +173,8 @@ static int check_sample(struct expo_state *st, const char *line, unsigned lineno
 				return expo_problem(lineno, line, "expected =\"");
 			for (p += 2; *p != '"'; p++) {
 				if (!*p || *p == '\n')
-					return expo_problem(lineno, line, "unterminated label value");
+					return expo_problem(lineno, line,
+							    "unterminated label value");
 				if (*p == '\\') {
 					if (p[1] != '\\' && p[1] != '"' && p[1] != 'n')
 						return expo_problem(lineno, line, "bad escape");
@@ -263,25 +263,26 @@ static int check_exposition(const char *text, unsigned *samples)
 static void test_checker(void)
 {
 	static const char *const bad[] = {
-		"numaplaced_x 1\n", /* no TYPE */
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"1} 1\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=1} 1\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x one\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x 1\nnumaplaced_x 2\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x -1\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x 1", /* no \n */
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x gauge\n# TYPE numaplaced_x gauge\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\n# HELP numaplaced_y h\n"
-		"# TYPE numaplaced_y counter\nnumaplaced_x 1\n", /* split family */
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"\\q\"} 1\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"1\",a=\"2\"} 1\n",
-		"# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{9=\"1\"} 1\n",
-		"# TYPE numaplaced_x counter\nnumaplaced_x 1\n", /* no HELP */
-		"# HELP other_x h\n# TYPE other_x counter\nother_x 1\n",
+	    "numaplaced_x 1\n", /* no TYPE */
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"1} 1\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=1} 1\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x one\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x 1\nnumaplaced_x 2\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x -1\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x 1", /* no \n */
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x gauge\n# TYPE numaplaced_x gauge\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\n# HELP numaplaced_y h\n"
+	    "# TYPE numaplaced_y counter\nnumaplaced_x 1\n", /* split family */
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"\\q\"} 1\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"1\",a=\"2\"} 1\n",
+	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{9=\"1\"} 1\n",
+	    "# TYPE numaplaced_x counter\nnumaplaced_x 1\n", /* no HELP */
+	    "# HELP other_x h\n# TYPE other_x counter\nother_x 1\n",
 	};
-	const char *good = "# HELP numaplaced_x a \\\\ help\n# TYPE numaplaced_x counter\n"
-			   "numaplaced_x{a=\"q\\\"\\n\",b=\"\"} 1.5e3\nnumaplaced_x{a=\"r\",} 2 17\n"
-			   "# HELP numaplaced_g g\n# TYPE numaplaced_g gauge\nnumaplaced_g -Inf\n";
+	const char *good =
+	    "# HELP numaplaced_x a \\\\ help\n# TYPE numaplaced_x counter\n"
+	    "numaplaced_x{a=\"q\\\"\\n\",b=\"\"} 1.5e3\nnumaplaced_x{a=\"r\",} 2 17\n"
+	    "# HELP numaplaced_g g\n# TYPE numaplaced_g gauge\nnumaplaced_g -Inf\n";
 	unsigned samples;
 
 	fprintf(stderr, "(expected checker complaints follow)\n");
@@ -427,9 +428,9 @@ static void test_counters_and_output(void)
 	np_stats_add_page_failures(stats, -EBUSY, 7);
 	np_stats_add_page_failures(stats, ENOMEM, 2);
 	np_stats_add_page_failures(stats, -100000, 1); /* no such errno: "other" */
-	np_stats_add_failure(stats, NP_ACTION_AFFINITY, -ESRCH);
-	np_stats_add_failure(stats, NP_ACTION_MOVE_PAGES, -EPERM);
-	np_stats_add_migrate_call(stats, NP_ACTION_MOVE_PAGES, 20000000);
+	np_stats_add_failure(stats, NP_CALL_AFFINITY, -ESRCH);
+	np_stats_add_failure(stats, NP_CALL_MOVE_PAGES, -EPERM);
+	np_stats_add_migrate_call(stats, NP_CALL_MOVE_PAGES, 20000000);
 	np_stats_add_pages_queried(stats, 1000);
 	np_stats_add_scan(stats, 12345);
 	np_stats_add_scan(stats, 5);
@@ -440,7 +441,7 @@ static void test_counters_and_output(void)
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 2 << 20);
 	CHECK_U64(np_stats_migrated_bytes(stats, 1, 0), 0);
 	CHECK_U64(np_stats_page_failures(stats, EBUSY), 7);
-	CHECK_U64(np_stats_failures(stats, NP_ACTION_AFFINITY, ESRCH), 1);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_AFFINITY, ESRCH), 1);
 	CHECK_U64(np_stats_skips(stats, NP_SKIP_TOO_YOUNG), 2);
 	CHECK_U64(np_stats_scans(stats), 2);
 	CHECK_STR(np_skip_reason_name(NP_SKIP_RATE_LIMIT), "rate_limit");
@@ -463,8 +464,8 @@ static void test_counters_and_output(void)
 	CHECK(find_line(text, "numaplaced_page_failures_total{errno=\"EBUSY\"} 7\n"));
 	CHECK(find_line(text, "numaplaced_page_failures_total{errno=\"ENOMEM\"} 2\n"));
 	CHECK(find_line(text, "numaplaced_page_failures_total{errno=\"other\"} 1\n"));
-	CHECK(find_line(text,
-			"numaplaced_failures_total{action=\"affinity\",errno=\"ESRCH\"} 1\n"));
+	CHECK(
+	    find_line(text, "numaplaced_failures_total{action=\"affinity\",errno=\"ESRCH\"} 1\n"));
 	CHECK(find_line(text,
 			"numaplaced_failures_total{action=\"move_pages\",errno=\"EPERM\"} 1\n"));
 	CHECK(find_line(text, "numaplaced_migrate_calls_total{call=\"move_pages\"} 1\n"));

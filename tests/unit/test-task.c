@@ -518,6 +518,12 @@ static void test_fixture_hostile(void)
 	CHECK(strstr(last_log, "1O") != NULL);
 	CHECK(!find_task(&list, 101) && !find_task(&list, 102) && !find_task(&list, 103));
 	CHECK_U64(list.uptime_ms, 1000500);
+	if (list.nr == 4) {
+		CHECK_INT(list.tasks[0].pid, 40);
+		CHECK_INT(list.tasks[1].pid, 100);
+		CHECK_INT(list.tasks[2].pid, 104);
+		CHECK_INT(list.tasks[3].pid, 200);
+	}
 
 	t = (struct np_task *)find_task(&list, 100);
 	CHECK(t && strcmp(t->comm, "x) R 9 9\n((") == 0);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "sched.h"
+#include "scheduler.h"
 
 #include <errno.h>
 #include <fnmatch.h>

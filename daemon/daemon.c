@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon: one libevent loop. The placement cycle is a timer; signals are
+ * events on the same loop, so a reload or a stop never lands in the middle of
+ * a cycle (a migration batch in flight is finished, and accounted, first).
+ */
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "engine.h"
+#include "log.h"
+#include "metrics.h"
+#include "notify.h"
+
+struct daemon {
+	const struct np_daemon_options *opts;
+	struct np_config cfg;
+	struct np_logger *log;
+	struct np_ctx *ctx;
+	struct np_clock *clock;
+	struct np_engine *engine;
+	struct event_base *base;
+	struct event *tick;
+	struct event *sig_hup, *sig_term, *sig_int, *sig_usr1;
+	struct np_watchdog *watchdog;
+	struct np_metrics *metrics;
+	int exit_status;
+};
+
+static void schedule_tick(struct daemon *d)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(d->cfg.tick_ms / 1000),
+		.tv_usec = (suseconds_t)(d->cfg.tick_ms % 1000 * 1000),
+	};
+
+	evtimer_add(d->tick, &tv);
+}
+
+static void log_decisions(struct daemon *d, const struct np_report *snap)
+{
+	for (unsigned i = 0; i < snap->nr_tasks; i++) {
+		const struct np_report_task *rt = &snap->tasks[i];
+		const struct np_action *a = &rt->action;
+
+		if (!rt->has_decision || (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD))
+			continue;
+		np_logger_log_key(d->log, "decision", LOG_NOTICE, "%spid %d (%s): %s %s: %s",
+				  d->opts->dry_run ? "would " : "", rt->task.pid, rt->task.comm,
+				  np_action_kind_name(a->kind), np_reason_name(a->reason),
+				  a->reason_text);
+	}
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct np_report *snap = NULL;
+	int err = np_engine_tick(d->engine, &snap);
+
+	if (err) {
+		np_logger_log(d->log, LOG_ERR, "placement cycle failed: %s", strerror(-err));
+	} else {
+		log_decisions(d, snap);
+		np_report_free(snap);
+	}
+	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", np_engine_tracked(d->engine),
+			 (unsigned long long)np_engine_sched_counters(d->engine)->numa_maps_reads,
+			 d->opts->dry_run ? ", dry run" : "");
+	schedule_tick(d);
+}
+
+static void reload(struct daemon *d)
+{
+	struct np_config_errors errs = {0};
+	struct np_config cfg;
+	int err;
+
+	np_notify_reloading();
+	if (!d->opts->config_path) {
+		np_logger_log(d->log, LOG_NOTICE, "reload: no configuration file, nothing to do");
+		np_notify_ready();
+		return;
+	}
+	np_config_init(&cfg);
+	err = np_config_load(d->opts->config_path, &cfg, &errs);
+	for (size_t i = 0; i < errs.n; i++)
+		np_logger_log(d->log, LOG_ERR, "%s", errs.msg[i]);
+	np_config_errors_free(&errs);
+	if (!err)
+		err = np_engine_set_config(d->engine, &cfg);
+	if (err) {
+		np_logger_log(d->log, LOG_ERR, "reload: %s rejected, the running configuration stays",
+			      d->opts->config_path);
+		np_config_free(&cfg);
+	} else {
+		np_config_free(&d->cfg);
+		d->cfg = cfg;
+		np_logger_set_priority(d->log, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+		np_ctx_set_log_priority(d->ctx, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+		np_logger_log(d->log, LOG_NOTICE, "reload: %s applied", d->opts->config_path);
+	}
+	np_notify_ready();
+}
+
+static void summary(struct daemon *d)
+{
+	const struct np_sched_counters *sc = np_engine_sched_counters(d->engine);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	fprintf(f, "state: %u tasks tracked, %llu cycles, %llu numa_maps reads (%llu bytes)\n",
+		np_engine_tracked(d->engine), (unsigned long long)sc->ticks,
+		(unsigned long long)sc->numa_maps_reads, (unsigned long long)sc->bytes_parsed);
+	np_stats_write_summary(np_engine_stats(d->engine), f);
+	fclose(f);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		np_logger_log_key(d->log, "summary", LOG_INFO, "%s", line);
+	free(text);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	switch (sig) {
+	case SIGHUP:
+		reload(d);
+		break;
+	case SIGUSR1:
+		summary(d);
+		break;
+	default:
+		np_logger_log(d->log, LOG_NOTICE, "%s: stopping", strsignal((int)sig));
+		np_notify_stopping();
+		event_base_loopbreak(d->base);
+		break;
+	}
+}
+
+static int render_metrics(void *data, struct evbuffer *out)
+{
+	struct daemon *d = data;
+	struct np_stats *stats = np_engine_stats(d->engine);
+	char *buf;
+	size_t len;
+	int err;
+
+	np_stats_update_numastat(stats, d->ctx);
+	err = np_stats_format_prometheus(stats, &buf, &len);
+	if (err)
+		return err;
+	err = evbuffer_add(out, buf, len) ? -ENOMEM : 0;
+	free(buf);
+	return err;
+}
+
+static int add_signal(struct daemon *d, struct event **ev, int sig)
+{
+	*ev = evsignal_new(d->base, sig, on_signal, d);
+	return *ev && evsignal_add(*ev, NULL) == 0 ? 0 : -ENOMEM;
+}
+
+static int setup(struct daemon *d)
+{
+	struct np_engine_params params = {.dry_run = d->opts->dry_run};
+	const char *why = NULL;
+	int err;
+
+	err = np_ctx_new(d->opts->root, &d->ctx);
+	if (err) {
+		np_logger_log(d->log, LOG_ERR, "%s: %s", d->opts->root, strerror(-err));
+		return err;
+	}
+	np_ctx_set_log_fn(d->ctx, np_daemon_log_fn, d->log);
+	np_ctx_set_log_priority(d->ctx, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+	err = np_clock_new_monotonic(&d->clock);
+	if (err)
+		return err;
+	params.ctx = d->ctx;
+	params.clock = d->clock;
+	err = np_engine_new(&params, &d->cfg, &d->engine);
+	if (err) {
+		np_logger_log(d->log, LOG_ERR, "cannot start: %s", strerror(-err));
+		return err;
+	}
+	d->base = event_base_new();
+	if (!d->base)
+		return -ENOMEM;
+	d->tick = evtimer_new(d->base, on_tick, d);
+	if (!d->tick || np_logger_attach(d->log, d->base))
+		return -ENOMEM;
+	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_term, SIGTERM) ||
+	    add_signal(d, &d->sig_int, SIGINT) || add_signal(d, &d->sig_usr1, SIGUSR1))
+		return -ENOMEM;
+	if (d->cfg.metrics_listen && *d->cfg.metrics_listen) {
+		err = np_metrics_start(d->base, d->cfg.metrics_listen, render_metrics, d,
+				       &d->metrics, &why);
+		if (err) {
+			np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s", d->cfg.metrics_listen,
+				      why ? why : strerror(-err));
+			return err;
+		}
+		np_logger_log(d->log, LOG_INFO, "metrics on port %u",
+			      (unsigned)np_metrics_port(d->metrics));
+	}
+	err = np_notify_watchdog_start(d->base, &d->watchdog);
+	if (err)
+		return err;
+	schedule_tick(d);
+	return 0;
+}
+
+static void teardown(struct daemon *d)
+{
+	np_notify_watchdog_stop(d->watchdog);
+	np_metrics_free(d->metrics);
+	if (d->tick)
+		event_free(d->tick);
+	struct event *sigs[] = {d->sig_hup, d->sig_term, d->sig_int, d->sig_usr1};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigs[i])
+			event_free(sigs[i]);
+	/* The logger's timer lives on the base: the logger goes first. */
+	np_logger_route_libnuma(NULL);
+	np_logger_free(d->log);
+	d->log = NULL;
+	if (d->base)
+		event_base_free(d->base);
+	np_engine_free(d->engine);
+	np_clock_free(d->clock);
+	np_ctx_free(d->ctx);
+	np_config_free(&d->cfg);
+}
+
+/*
+ * Leave the terminal: the parent waits until the daemon has started (or
+ * failed to), so a bad start still gives a non-zero exit to whoever ran it.
+ * stderr is kept for the log. Returns the fd to write the start-up byte to in
+ * the daemon, or -errno; the parent never returns.
+ */
+static int detach(void)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		char c;
+		ssize_t n;
+
+		close(fds[1]);
+		do
+			n = read(fds[0], &c, 1);
+		while (n < 0 && errno == EINTR);
+		_exit(n == 1 ? EXIT_SUCCESS : EXIT_FAILURE);
+	}
+	close(fds[0]);
+	if (setsid() < 0 || chdir("/") < 0)
+		return -errno;
+	/* A second fork: a session leader could acquire a terminal again. */
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(EXIT_SUCCESS);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		close(null);
+	}
+	return fds[1];
+}
+
+int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
+{
+	struct daemon d = {.opts = opts, .cfg = *cfg, .exit_status = EXIT_SUCCESS};
+	int err;
+
+	int ready_fd = -1;
+
+	err = np_logger_new(stderr, NP_LOG_FORMAT_AUTO, &d.log);
+	if (err) {
+		np_config_free(&d.cfg);
+		return EXIT_FAILURE;
+	}
+	np_logger_set_priority(d.log, opts->verbose ? LOG_DEBUG : d.cfg.log_level);
+	np_logger_route_libnuma(d.log);
+	if (!opts->foreground) {
+		ready_fd = detach();
+		if (ready_fd < 0)
+			np_logger_log(d.log, LOG_ERR, "cannot detach: %s", strerror(-ready_fd));
+	}
+	err = ready_fd < 0 && !opts->foreground ? ready_fd : setup(&d);
+	if (err) {
+		d.exit_status = EXIT_FAILURE;
+	} else {
+		np_logger_log(d.log, LOG_NOTICE, "started%s: tick %llu ms, scan delay %llu ms",
+			      opts->dry_run ? " (dry run: nothing will be changed)" : "",
+			      (unsigned long long)d.cfg.tick_ms,
+			      (unsigned long long)d.cfg.scan_delay_ms);
+		np_notify_ready();
+		if (ready_fd >= 0) {
+			if (write(ready_fd, "", 1) < 0)
+				np_logger_log(d.log, LOG_WARNING, "telling the parent: %s",
+					      strerror(errno));
+			close(ready_fd);
+			ready_fd = -1;
+		}
+		if (event_base_dispatch(d.base) < 0)
+			d.exit_status = EXIT_FAILURE;
+	}
+	if (ready_fd >= 0)
+		close(ready_fd);
+	teardown(&d);
+	return d.exit_status;
+}

@@ -1,0 +1,1413 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "actuate.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <numa.h>
+#include <numaif.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numa_maps.h"
+
+/*
+ * Batch sizes, from a 2-node QEMU guest (TCG) moving 100,000 4 KiB pages from
+ * node 0 to node 1:
+ *   one move_pages call for all pages     2.8 s  (and the task stalls for all of it)
+ *   move_pages, batches of 1 page         7.3 s  (syscall and page-table walk per page)
+ *   move_pages, batches of 512..4096      2.6..2.7 s
+ *   migrate_pages, whole task             2.5 s
+ * and on a busier host (tests/bench/bench-migrate, medians of 3, ms total /
+ * longest single call):
+ *   one move_pages call                   13962 / 13961
+ *   this file's path (413 calls)           9958 /   178
+ *   migrate_pages, whole process          12284 / 12284
+ *   move_pages, batches of 512            11923 /   254
+ *   move_pages, batches of 4096           10222 /   828
+ * Batches of a few hundred pages lose nothing against one big call, and each
+ * call holds the target's mmap lock only briefly: a long migrate_pages has
+ * blocked its target for minutes on big machines. At 26 us a page in that
+ * guest a 20 ms call is ~770 pages; real hardware moves a page in 1-3 us, so
+ * the size adapts to the measured call time from a start of 512.
+ *
+ * migrate_pages was 4-8% faster in the first series and 23% slower in the
+ * second; it cannot be stopped part way, and run with CAP_SYS_NICE it also
+ * moves pages shared with other tasks (libc). It is used only when the whole
+ * misplaced set fits in one call of the target length at the measured speed:
+ * then it saves the page lookups.
+ */
+#define DEFAULT_BATCH_PAGES 512
+#define DEFAULT_BATCH_TARGET_MS 20
+#define MIN_BATCH_PAGES 16
+#define MAX_BATCH_PAGES 16384
+/* Pages looked up per status query: a page-table walk without migration is
+ * one to two orders cheaper per page than a move. */
+#define QUERY_PAGES MAX_BATCH_PAGES
+#define DEFAULT_BACKOFF_MIN_MS 1000
+#define DEFAULT_BACKOFF_MAX_MS 300000
+#define MAPS_MAX (256u << 20)
+#define STAT_MAX 4096
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+#define MIB (1024ull * 1024)
+
+/* ---- The kernel's calls ---- */
+
+static long kernel_move_pages(void *data, int pid, unsigned long count, void **pages,
+			      const int *nodes, int *status)
+{
+	/* MPOL_MF_MOVE: pages shared with other tasks stay where they are; one
+	 * task's placement should not drag its neighbours' libc along. */
+	long r = numa_move_pages(pid, count, pages, nodes, status, MPOL_MF_MOVE);
+
+	return r < 0 ? -errno : r;
+}
+
+static struct bitmask *to_nodemask(const struct np_bitmap *set)
+{
+	struct bitmask *mask = numa_allocate_nodemask();
+
+	if (!mask)
+		return NULL;
+	np_bitmap_for_each(node, set)
+	{
+		if ((unsigned)node < mask->size)
+			numa_bitmask_setbit(mask, (unsigned)node);
+	}
+	return mask;
+}
+
+static long kernel_migrate_pages(void *data, int pid, const struct np_bitmap *from,
+				 const struct np_bitmap *to)
+{
+	struct bitmask *f = to_nodemask(from), *t = to_nodemask(to);
+	long r = -ENOMEM;
+
+	if (f && t) {
+		r = numa_migrate_pages(pid, f, t);
+		if (r < 0)
+			r = -errno;
+	}
+	if (f)
+		numa_bitmask_free(f);
+	if (t)
+		numa_bitmask_free(t);
+	return r;
+}
+
+/* The raw calls and a mask of unsigned longs: lib/sched.h (the scan
+ * scheduler) shadows the C library's <sched.h> on our include path. */
+#define LONG_BITS (8 * sizeof(unsigned long))
+#define MASK_LONGS (NP_MAX_CPUS / LONG_BITS)
+
+static int kernel_get_affinity(void *data, int tid, struct np_bitmap *cpus)
+{
+	unsigned long mask[MASK_LONGS] = {0};
+	long r = syscall(SYS_sched_getaffinity, tid, sizeof(mask), mask);
+
+	if (r < 0)
+		return -errno;
+	np_bitmap_zero(cpus);
+	/* The kernel fills @r bytes; the rest stays zero. */
+	for (unsigned cpu = 0; cpu < NP_MAX_CPUS; cpu++)
+		if (mask[cpu / LONG_BITS] >> (cpu % LONG_BITS) & 1)
+			np_bitmap_set(cpus, cpu);
+	return 0;
+}
+
+static int kernel_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
+{
+	unsigned long mask[MASK_LONGS] = {0};
+
+	np_bitmap_for_each(cpu, cpus)
+	{
+		mask[(unsigned)cpu / LONG_BITS] |= 1ul << ((unsigned)cpu % LONG_BITS);
+	}
+	return syscall(SYS_sched_setaffinity, tid, sizeof(mask), mask) < 0 ? -errno : 0;
+}
+
+static const struct np_actuator_sys kernel_sys = {
+    .move_pages = kernel_move_pages,
+    .migrate_pages = kernel_migrate_pages,
+    .get_affinity = kernel_get_affinity,
+    .set_affinity = kernel_set_affinity,
+};
+
+const struct np_actuator_sys *np_actuator_sys_kernel(void)
+{
+	return &kernel_sys;
+}
+
+static uint64_t monotonic_ns(void *data)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- Pure pieces ---- */
+
+void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
+{
+	b->rate = rate;
+	b->burst = burst;
+	b->tokens = burst;
+	b->fraction = 0;
+	b->last_ns = now_ns;
+}
+
+uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t now_ns)
+{
+	if (!b->rate)
+		return want;
+	if (now_ns > b->last_ns) {
+		/* Earned in byte-nanoseconds, the remainder kept, so frequent
+		 * small calls lose no fractions of a byte. */
+		unsigned __int128 earned =
+		    (unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
+		unsigned __int128 bytes = earned / NS_PER_S;
+
+		b->last_ns = now_ns;
+		if (bytes >= b->burst - b->tokens) {
+			b->tokens = b->burst;
+			b->fraction = 0;
+		} else {
+			b->tokens += (uint64_t)bytes;
+			b->fraction = (uint64_t)(earned % NS_PER_S);
+		}
+	}
+	if (want > b->tokens)
+		want = b->tokens;
+	b->tokens -= want;
+	return want;
+}
+
+void np_token_bucket_refund(struct np_token_bucket *b, uint64_t bytes)
+{
+	if (!b->rate)
+		return;
+	b->tokens = bytes > b->burst - b->tokens ? b->burst : b->tokens + bytes;
+}
+
+void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t wait = min_ns;
+
+	for (unsigned i = 0; i < b->failures && wait < max_ns; i++)
+		wait *= 2;
+	if (wait > max_ns)
+		wait = max_ns;
+	b->failures++;
+	b->until_ns = now_ns + wait;
+}
+
+void np_backoff_succeeded(struct np_backoff *b)
+{
+	b->failures = 0;
+	b->until_ns = 0;
+}
+
+bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns)
+{
+	return b->failures && now_ns < b->until_ns;
+}
+
+int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
+		       unsigned n, unsigned batch_pages, struct np_page_plan *plan)
+{
+	int *dsts = NULL;
+	unsigned *counts = NULL, nr_dsts = 0, *next = NULL;
+	int err = -ENOMEM;
+
+	memset(plan, 0, sizeof(*plan));
+	if (!batch_pages)
+		return -EINVAL;
+	plan->pages = malloc((n ? n : 1) * sizeof(*plan->pages));
+	plan->src = malloc((n ? n : 1) * sizeof(*plan->src));
+	dsts = malloc((n ? n : 1) * sizeof(*dsts));
+	counts = calloc(n ? n : 1, sizeof(*counts));
+	next = calloc(n ? n : 1, sizeof(*next));
+	if (!plan->pages || !plan->src || !dsts || !counts || !next)
+		goto out;
+
+	/* Count the pages to move per destination, destinations in order of
+	 * first appearance (a handful: a linear search is fine). */
+	for (unsigned i = 0; i < n; i++) {
+		int d = one_dst ? dst[0] : dst[i];
+		unsigned k;
+
+		if (status[i] < 0) {
+			plan->not_present++;
+			continue;
+		}
+		if (status[i] == d) {
+			plan->in_place++;
+			continue;
+		}
+		for (k = 0; k < nr_dsts && dsts[k] != d; k++)
+			;
+		if (k == nr_dsts)
+			dsts[nr_dsts++] = d;
+		counts[k]++;
+		plan->nr_pages++;
+	}
+	for (unsigned k = 0, at = 0; k < nr_dsts; k++) {
+		next[k] = at;
+		at += counts[k];
+		plan->nr_batches += (counts[k] + batch_pages - 1) / batch_pages;
+	}
+	plan->batches = malloc((plan->nr_batches ? plan->nr_batches : 1) * sizeof(*plan->batches));
+	if (!plan->batches)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		int d = one_dst ? dst[0] : dst[i];
+		unsigned k;
+
+		if (status[i] < 0 || status[i] == d)
+			continue;
+		for (k = 0; dsts[k] != d; k++)
+			;
+		plan->pages[next[k]] = pages[i];
+		plan->src[next[k]] = status[i];
+		next[k]++;
+	}
+	for (unsigned k = 0, at = 0, b = 0; k < nr_dsts; k++) {
+		for (unsigned done = 0; done < counts[k]; done += batch_pages) {
+			unsigned left = counts[k] - done;
+
+			plan->batches[b].dst = dsts[k];
+			plan->batches[b].first = at + done;
+			plan->batches[b].count = left < batch_pages ? left : batch_pages;
+			b++;
+		}
+		at += counts[k];
+	}
+	err = 0;
+out:
+	free(dsts);
+	free(counts);
+	free(next);
+	if (err)
+		np_page_plan_clear(plan);
+	return err;
+}
+
+void np_page_plan_clear(struct np_page_plan *plan)
+{
+	free(plan->pages);
+	free(plan->src);
+	free(plan->batches);
+	memset(plan, 0, sizeof(*plan));
+}
+
+unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns)
+{
+	uint64_t ideal, next;
+
+	if (!elapsed_ns)
+		ideal = (uint64_t)batch * 2;
+	else
+		ideal = (uint64_t)((unsigned __int128)batch * target_ns / elapsed_ns);
+	/* Down at once: a call that ran long held the target up, and the next
+	 * should not. Up half way: one quick call (everything cached, nothing
+	 * contended) should not swing the size all the way. */
+	next = ideal < batch ? ideal : ((uint64_t)batch + ideal) / 2;
+	if (next < MIN_BATCH_PAGES)
+		next = MIN_BATCH_PAGES;
+	if (next > MAX_BATCH_PAGES)
+		next = MAX_BATCH_PAGES;
+	return (unsigned)next;
+}
+
+enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
+				  const struct np_bitmap *node_cpus, struct np_bitmap *out)
+{
+	np_bitmap_and(out, current, node_cpus);
+	if (np_bitmap_empty(out))
+		return NP_NARROW_EMPTY;
+	return np_bitmap_equal(out, current) ? NP_NARROW_UNCHANGED : NP_NARROW_CHANGED;
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const struct np_vma_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
+		  unsigned *err_line)
+{
+	struct np_vma_range *v = NULL;
+	unsigned n = 0, cap = 0, line = 0;
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		uint64_t start = 0, stop = 0;
+		const char *q = p;
+		unsigned digits;
+
+		if (!eol)
+			eol = end;
+		line++;
+		for (digits = 0; q < eol && *q != '-'; q++, digits++) {
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+							 : -1;
+			if (d < 0 || digits == 16)
+				goto bad;
+			start = start << 4 | (uint64_t)d;
+		}
+		if (!digits || q == eol)
+			goto bad;
+		for (q++, digits = 0; q < eol && *q != ' '; q++, digits++) {
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+							 : -1;
+			if (d < 0 || digits == 16)
+				goto bad;
+			stop = stop << 4 | (uint64_t)d;
+		}
+		if (!digits || stop <= start)
+			goto bad;
+		if (n == cap) {
+			struct np_vma_range *bigger;
+
+			cap = cap ? cap * 2 : 64;
+			bigger = realloc(v, cap * sizeof(*v));
+			if (!bigger) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = bigger;
+		}
+		v[n].start = start;
+		v[n].end = stop;
+		n++;
+		p = eol + 1;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), compare_ranges);
+	*ranges = v;
+	*nr = n;
+	return 0;
+bad:
+	free(v);
+	if (err_line)
+		*err_line = line;
+	return -EINVAL;
+}
+
+/* ---- The actuator ---- */
+
+/* A task acted on before: its pidfd, which keeps us from mistaking a reused
+ * pid for it, and its backoff. Few tasks get acted on, so a plain array. */
+struct tracked_task {
+	int pid;
+	uint64_t start_ticks;
+	int pidfd; /* -1: none (dry run, fixture root, or a kernel before 5.3) */
+	struct np_backoff backoff;
+};
+
+struct np_actuator {
+	struct np_ctx *ctx;
+	struct np_stats *stats;
+	bool dry;
+	const struct np_actuator_sys *sys;
+	np_clock_fn clock;
+	void *clock_data;
+	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
+	bool allow_migrate_pages;
+	unsigned batch_pages; /* adapted to the measured call time */
+	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
+	struct np_token_bucket rate;
+
+	struct tracked_task *tasks;
+	unsigned nr_tasks, cap_tasks;
+
+	void **pages; /* QUERY_PAGES each: scratch for one lookup */
+	int *status;
+	int *nodes;
+
+	struct np_action_record *records;
+	unsigned nr_records, cap_records;
+};
+
+void np_actuator_params_init(struct np_actuator_params *params)
+{
+	memset(params, 0, sizeof(*params));
+	params->migrate_rate_mb_s = 256;
+	params->batch_target_ms = DEFAULT_BATCH_TARGET_MS;
+	params->batch_pages = DEFAULT_BATCH_PAGES;
+	params->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
+	params->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+	params->allow_migrate_pages = true;
+}
+
+static uint64_t now(const struct np_actuator *act)
+{
+	return act->clock(act->clock_data);
+}
+
+static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
+			const struct np_actuator_params *params, bool dry, struct np_actuator **out)
+{
+	struct np_actuator_params defaults;
+	struct np_actuator *act;
+	uint64_t rate;
+
+	if (!params) {
+		np_actuator_params_init(&defaults);
+		params = &defaults;
+	}
+	act = calloc(1, sizeof(*act));
+	if (!act)
+		return -ENOMEM;
+	act->ctx = ctx;
+	act->stats = stats;
+	act->dry = dry;
+	act->sys = params->sys ? params->sys : &kernel_sys;
+	act->clock = params->clock ? params->clock : monotonic_ns;
+	act->clock_data = params->clock ? params->clock_data : NULL;
+	act->batch_target_ns =
+	    (params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
+	    NS_PER_MS;
+	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
+	if (act->batch_pages > MAX_BATCH_PAGES)
+		act->batch_pages = MAX_BATCH_PAGES;
+	act->backoff_min_ns =
+	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
+	act->backoff_max_ns =
+	    (params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) * NS_PER_MS;
+	act->allow_migrate_pages = params->allow_migrate_pages;
+	/* A burst of one second's worth: a tick can spend what the quiet
+	 * seconds before it saved, no more. */
+	rate = params->migrate_rate_mb_s * MIB;
+	np_token_bucket_init(&act->rate, rate, rate, now(act));
+	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
+	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
+	act->nodes = malloc(QUERY_PAGES * sizeof(*act->nodes));
+	if (!act->pages || !act->status || !act->nodes) {
+		np_actuator_free(act);
+		return -ENOMEM;
+	}
+	*out = act;
+	return 0;
+}
+
+int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
+			 const struct np_actuator_params *params, struct np_actuator **out)
+{
+	if (!np_ctx_is_live(ctx))
+		return -EOPNOTSUPP;
+	return actuator_new(ctx, stats, params, false, out);
+}
+
+int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
+			const struct np_actuator_params *params, struct np_actuator **out)
+{
+	return actuator_new(ctx, stats, params, true, out);
+}
+
+void np_actuator_free(struct np_actuator *act)
+{
+	if (!act)
+		return;
+	for (unsigned i = 0; i < act->nr_tasks; i++)
+		if (act->tasks[i].pidfd >= 0)
+			close(act->tasks[i].pidfd);
+	free(act->tasks);
+	free(act->pages);
+	free(act->status);
+	free(act->nodes);
+	free(act->records);
+	free(act);
+}
+
+bool np_actuator_is_dry(const struct np_actuator *act)
+{
+	return act->dry;
+}
+
+const struct np_action_record *np_actuator_records(const struct np_actuator *act, unsigned *nr)
+{
+	*nr = act->nr_records;
+	return act->records;
+}
+
+void np_actuator_clear_records(struct np_actuator *act)
+{
+	act->nr_records = 0;
+}
+
+static struct np_action_record *add_record(struct np_actuator *act)
+{
+	struct np_action_record *rec;
+
+	if (act->nr_records == act->cap_records) {
+		unsigned cap = act->cap_records ? act->cap_records * 2 : 16;
+		struct np_action_record *bigger = realloc(act->records, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return NULL;
+		act->records = bigger;
+		act->cap_records = cap;
+	}
+	rec = &act->records[act->nr_records++];
+	memset(rec, 0, sizeof(*rec));
+	return rec;
+}
+
+size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size)
+{
+	char cpus[256];
+
+	if (rec->kind == NP_RECORD_PAGES)
+		return (size_t)snprintf(
+		    buf, size, "pid %d: move %" PRIu64 " pages (%.1f MiB) node %d -> %d", rec->pid,
+		    rec->pages, (double)rec->bytes / MIB, rec->from, rec->to);
+	np_bitmap_format_list(&rec->cpus, cpus, sizeof(cpus));
+	return (size_t)snprintf(buf, size, "pid %d: thread %d affinity -> %s", rec->pid, rec->tid,
+				cpus);
+}
+
+/* ---- Identity ---- */
+
+/* Start time and flags of a thread, from proc/PID/task/TID/stat: a thread
+ * id is reused like a pid. A vanished thread is -ESRCH. */
+static int read_thread_identity(struct np_actuator *act, int pid, int tid, uint64_t *start_ticks,
+				unsigned long *flags)
+{
+	char path[64], *buf;
+	size_t len;
+	struct np_stat st;
+	int err;
+
+	snprintf(path, sizeof(path), "proc/%d/task/%d/stat", pid, tid);
+	err = np_ctx_read_file(act->ctx, path, STAT_MAX, &buf, &len);
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	err = np_stat_parse(buf, len, &st);
+	if (err)
+		np_log(act->ctx, LOG_ERR, "%s/%s: malformed: \"%.*s\"", np_ctx_root(act->ctx), path,
+		       (int)strcspn(buf, "\n"), buf);
+	free(buf);
+	if (err)
+		return err;
+	*start_ticks = st.start_ticks;
+	if (flags)
+		*flags = st.flags;
+	return 0;
+}
+
+static bool pidfd_exited(int pidfd)
+{
+	struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+
+	/* A pidfd becomes readable when its process exits. */
+	return pidfd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
+static void forget_task(struct np_actuator *act, unsigned idx)
+{
+	if (act->tasks[idx].pidfd >= 0)
+		close(act->tasks[idx].pidfd);
+	act->tasks[idx] = act->tasks[--act->nr_tasks];
+}
+
+void np_actuator_prune(struct np_actuator *act)
+{
+	for (unsigned i = 0; i < act->nr_tasks;) {
+		struct tracked_task *t = &act->tasks[i];
+		struct np_task probe = {.pid = t->pid, .start_ticks = t->start_ticks};
+		bool gone;
+
+		if (t->pidfd >= 0)
+			gone = pidfd_exited(t->pidfd);
+		else
+			gone = np_task_verify(act->ctx, &probe) != 0;
+		if (gone)
+			forget_task(act, i);
+		else
+			i++;
+	}
+}
+
+/* Find or start tracking @task. Returns its index or -errno. */
+static int track(struct np_actuator *act, const struct np_task *task)
+{
+	struct tracked_task *t;
+	int err;
+
+	for (unsigned i = 0; i < act->nr_tasks; i++)
+		if (act->tasks[i].pid == task->pid &&
+		    act->tasks[i].start_ticks == task->start_ticks)
+			return (int)i;
+	if (act->nr_tasks == act->cap_tasks) {
+		unsigned cap = act->cap_tasks ? act->cap_tasks * 2 : 16;
+		struct tracked_task *bigger;
+
+		np_actuator_prune(act);
+		bigger = realloc(act->tasks, cap * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		act->tasks = bigger;
+		act->cap_tasks = cap;
+	}
+	t = &act->tasks[act->nr_tasks];
+	t->pid = task->pid;
+	t->start_ticks = task->start_ticks;
+	t->backoff = (struct np_backoff){0};
+	t->pidfd = -1;
+	if (np_ctx_is_live(act->ctx)) {
+		long fd = syscall(SYS_pidfd_open, task->pid, 0);
+
+		if (fd < 0 && errno != ENOSYS)
+			return errno == ESRCH ? -ESRCH : -errno;
+		t->pidfd = (int)fd;
+	}
+	/* The pidfd was opened first: if the pid still carries the start time
+	 * we know, the pidfd holds that process and no later one. */
+	err = np_task_verify(act->ctx, task);
+	if (err) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		return err;
+	}
+	return (int)act->nr_tasks++;
+}
+
+/* Checks before an action: still the same process, not backing off.
+ * Returns the tracked index or -errno (counted). */
+static int action_begin(struct np_actuator *act, const struct np_task *task)
+{
+	int idx = track(act, task);
+	int err;
+
+	if (idx < 0) {
+		if (idx == -ESRCH)
+			np_stats_add_skip(act->stats, NP_SKIP_VANISHED);
+		return idx;
+	}
+	if (np_backoff_waiting(&act->tasks[idx].backoff, now(act))) {
+		np_stats_add_skip(act->stats, NP_SKIP_BACKOFF);
+		return -EAGAIN;
+	}
+	err = np_task_verify(act->ctx, task);
+	if (!err && pidfd_exited(act->tasks[idx].pidfd))
+		err = -ESRCH;
+	if (err) {
+		forget_task(act, (unsigned)idx);
+		if (err == -ESRCH)
+			np_stats_add_skip(act->stats, NP_SKIP_VANISHED);
+		return err;
+	}
+	return idx;
+}
+
+/* After an action: a process that exited meanwhile may have passed its pid
+ * on, so the action is a failure whatever the calls said. */
+static int action_end(struct np_actuator *act, int idx, int err, bool failed,
+		      enum np_stat_call kind)
+{
+	struct tracked_task *t = &act->tasks[idx];
+
+	if (!err && pidfd_exited(t->pidfd))
+		err = -ESRCH;
+	if (err) {
+		np_stats_add_failure(act->stats, kind, err);
+		failed = true;
+	}
+	if (err == -ESRCH) {
+		forget_task(act, (unsigned)idx);
+		return err;
+	}
+	if (failed)
+		np_backoff_failed(&t->backoff, now(act), act->backoff_min_ns, act->backoff_max_ns);
+	else
+		np_backoff_succeeded(&t->backoff);
+	return err;
+}
+
+/* ---- Finding the pages ---- */
+
+struct candidate {
+	uint64_t start, end, page_bytes;
+	uint64_t misplaced; /* pages numa_maps counted off the target */
+};
+
+struct collect {
+	int target;
+	const struct np_vma_range *ranges;
+	unsigned nr_ranges;
+	struct candidate *c;
+	unsigned nr, cap;
+	uint64_t misplaced_bytes;
+	uint64_t policy_bytes;
+	uint64_t sparse_bytes;
+	uint64_t *src_pages; /* NP_MAX_NODES: misplaced pages per source node */
+	uint64_t *src_bytes;
+};
+
+static const struct np_vma_range *find_range(const struct collect *col, uint64_t start)
+{
+	unsigned lo = 0, hi = col->nr_ranges;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (col->ranges[mid].start == start)
+			return &col->ranges[mid];
+		if (col->ranges[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int collect_vma(void *data, const struct np_nm_vma *vma)
+{
+	struct collect *col = data;
+	const struct np_vma_range *range;
+	uint64_t misplaced = 0, present = 0, span;
+
+	for (unsigned i = 0; i < vma->nr_nodes; i++) {
+		present += vma->nodes[i].pages;
+		if (vma->nodes[i].node != col->target)
+			misplaced += vma->nodes[i].pages;
+	}
+	if (!misplaced)
+		return 0;
+	/* A policy the user set (mbind, set_mempolicy, numactl) is theirs:
+	 * leave that memory where they asked for it. */
+	if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL) {
+		col->policy_bytes += misplaced * vma->kernel_page_bytes;
+		return 0;
+	}
+	range = find_range(col, vma->start);
+	if (!range)
+		return 0; /* unmapped between the two reads */
+	/* Looking up pages costs per page of the range, present or not: a
+	 * mostly empty reservation (a JVM heap, sanitizer shadow, terabytes
+	 * with a few pages touched) would take minutes to walk. Past 16
+	 * lookups per present page, and 256 MiB, it is left alone. */
+	span = (range->end - range->start) / vma->kernel_page_bytes;
+	if (span > 16 * present + 65536) {
+		col->sparse_bytes += misplaced * vma->kernel_page_bytes;
+		return 0;
+	}
+	for (unsigned i = 0; i < vma->nr_nodes; i++) {
+		int node = vma->nodes[i].node;
+
+		if (node == col->target || node < 0 || node >= NP_MAX_NODES)
+			continue;
+		col->src_pages[node] += vma->nodes[i].pages;
+		col->src_bytes[node] += vma->nodes[i].pages * vma->kernel_page_bytes;
+	}
+	if (col->nr == col->cap) {
+		unsigned cap = col->cap ? col->cap * 2 : 32;
+		struct candidate *bigger = realloc(col->c, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		col->c = bigger;
+		col->cap = cap;
+	}
+	col->c[col->nr++] =
+	    (struct candidate){range->start, range->end, vma->kernel_page_bytes, misplaced};
+	col->misplaced_bytes += misplaced * vma->kernel_page_bytes;
+	return 0;
+}
+
+static int read_numa_maps(struct np_actuator *act, int pid, struct collect *col)
+{
+	struct np_nm_parser *parser;
+	uint64_t bytes = 0;
+	int err = np_nm_parser_new(&parser, collect_vma, col);
+
+	if (err)
+		return err;
+	err = np_nm_read_task(act->ctx, pid, parser, &bytes);
+	np_nm_parser_free(parser);
+	np_stats_add_scan(act->stats, bytes);
+	return err;
+}
+
+/* The VMAs of @pid holding pages off @target, with their ranges. */
+static int collect_candidates(struct np_actuator *act, int pid, int target, struct collect *col)
+{
+	char path[64], *buf;
+	size_t len;
+	struct np_vma_range *ranges = NULL;
+	unsigned nr = 0, line = 0;
+	int err;
+
+	memset(col, 0, sizeof(*col));
+	col->target = target;
+	col->src_pages = calloc(NP_MAX_NODES, sizeof(*col->src_pages));
+	col->src_bytes = calloc(NP_MAX_NODES, sizeof(*col->src_bytes));
+	if (!col->src_pages || !col->src_bytes)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "proc/%d/maps", pid);
+	err = np_ctx_read_file(act->ctx, path, MAPS_MAX, &buf, &len);
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	err = np_maps_parse(buf, len, &ranges, &nr, &line);
+	if (err == -EINVAL)
+		np_log(act->ctx, LOG_ERR, "%s/%s:%u: expected \"start-end ...\"",
+		       np_ctx_root(act->ctx), path, line);
+	free(buf);
+	if (err)
+		return err;
+	col->ranges = ranges;
+	col->nr_ranges = nr;
+	err = read_numa_maps(act, pid, col);
+	free(ranges);
+	col->ranges = NULL;
+	return err;
+}
+
+static void collect_free(struct collect *col)
+{
+	free(col->c);
+	free(col->src_pages);
+	free(col->src_bytes);
+}
+
+/* ---- Moving ---- */
+
+struct move_state {
+	struct np_actuator *act;
+	const struct np_task *task;
+	int idx;
+	int target;
+	uint64_t budget; /* bytes left under max_bytes; UINT64_MAX: none */
+	struct np_move_result *res;
+	bool stop;
+};
+
+/* Account one move_pages batch: pages now on their destination count as
+ * moved from their source. A page reported -EBUSY may be the tail of a huge
+ * page its head already moved, so those are looked up once more (a lookup,
+ * not a retry). Returns the bytes moved. */
+static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *plan,
+			      const struct np_page_batch *b, uint64_t page_bytes, long not_moved)
+{
+	struct np_actuator *act = ms->act;
+	int *status = act->status;
+	uint64_t moved = 0;
+	unsigned busy = 0;
+
+	for (unsigned i = 0; i < b->count; i++)
+		if (status[i] == -EBUSY)
+			act->pages[busy++] = plan->pages[b->first + i];
+	if (busy) {
+		int *recheck = act->nodes; /* free again: the move is done */
+
+		if (act->sys->move_pages(act->sys->data, ms->task->pid, busy, act->pages, NULL,
+					 recheck) >= 0) {
+			for (unsigned i = 0, j = 0; i < b->count; i++)
+				if (status[i] == -EBUSY && recheck[j++] == b->dst)
+					status[i] = b->dst;
+		}
+	}
+	for (unsigned i = 0; i < b->count;) {
+		int src = plan->src[b->first + i];
+		unsigned run = 0;
+
+		/* Runs of one source node, to keep the matrix updates few. */
+		while (i < b->count && plan->src[b->first + i] == src && status[i] == b->dst) {
+			run++;
+			i++;
+		}
+		if (run) {
+			np_stats_add_migrated(act->stats, src, b->dst, run, run * page_bytes);
+			moved += run * page_bytes;
+			ms->res->pages_moved += run;
+			continue;
+		}
+		/* Not on the destination: an error per page, or left behind by a
+		 * transient failure the kernel counted in its positive return
+		 * (after its own retries), which we file under EAGAIN. */
+		np_stats_add_page_failures(
+		    act->stats, status[i] < 0 ? status[i] : (not_moved > 0 ? -EAGAIN : 0), 1);
+		ms->res->pages_failed++;
+		i++;
+	}
+	ms->res->bytes_moved += moved;
+	return moved;
+}
+
+/* Move the batches of one looked-up chunk. Returns 0 or -errno. */
+static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
+{
+	struct np_actuator *act = ms->act;
+
+	for (unsigned k = 0; k < plan->nr_batches; k++) {
+		struct np_page_batch b = plan->batches[k];
+		uint64_t want, granted, t0, elapsed, moved;
+		long r;
+
+		/* Batches are cut to the current size: it may have shrunk since
+		 * the plan was made. */
+		for (unsigned done = 0; done < plan->batches[k].count; done += b.count) {
+			b.first = plan->batches[k].first + done;
+			b.count = plan->batches[k].count - done;
+			if (b.count > act->batch_pages)
+				b.count = act->batch_pages;
+			want = (uint64_t)b.count * page_bytes;
+			if (want > ms->budget)
+				want = ms->budget / page_bytes * page_bytes;
+			granted = np_token_bucket_take(&act->rate, want, now(act));
+			b.count = (unsigned)(granted / page_bytes);
+			np_token_bucket_refund(&act->rate,
+					       granted - (uint64_t)b.count * page_bytes);
+			if (!b.count) {
+				ms->res->budget_exhausted = true;
+				ms->stop = true;
+				return 0;
+			}
+			if (pidfd_exited(act->tasks[ms->idx].pidfd))
+				return -ESRCH;
+			for (unsigned i = 0; i < b.count; i++)
+				act->nodes[i] = b.dst;
+			t0 = now(act);
+			r = act->sys->move_pages(act->sys->data, ms->task->pid, b.count,
+						 plan->pages + b.first, act->nodes, act->status);
+			elapsed = now(act) - t0;
+			if (r < 0) {
+				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
+				return r;
+			}
+			np_stats_add_migrate_call(act->stats, NP_CALL_MOVE_PAGES, elapsed);
+			ms->res->calls++;
+			moved = account_batch(ms, plan, &b, page_bytes, r);
+			np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes - moved);
+			if (ms->budget != UINT64_MAX)
+				ms->budget -= moved;
+			act->ns_per_page = elapsed / b.count;
+			/* The tail of a range makes a short call whose fixed cost
+			 * says little about a full one. */
+			if (b.count >= act->batch_pages / 2)
+				act->batch_pages = np_batch_size_next(
+				    act->batch_pages, elapsed * act->batch_pages / b.count,
+				    act->batch_target_ns);
+		}
+	}
+	return 0;
+}
+
+/* Look up and move the pages of one VMA, chunk by chunk. */
+static int move_range(struct move_state *ms, const struct candidate *c)
+{
+	struct np_actuator *act = ms->act;
+	uint64_t found = 0;
+
+	/* Stop once numa_maps' count is found: the rest of the range is what
+	 * it said was already in place. */
+	for (uint64_t addr = c->start; addr < c->end && !ms->stop && found < c->misplaced;) {
+		uint64_t left = (c->end - addr) / c->page_bytes;
+		unsigned n = left < QUERY_PAGES ? (unsigned)left : QUERY_PAGES;
+		struct np_page_plan plan;
+		long r;
+		int err;
+
+		if (!n)
+			break;
+		for (unsigned i = 0; i < n; i++)
+			act->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
+		addr += n * c->page_bytes;
+		r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
+					 act->status);
+		if (r < 0)
+			return (int)r;
+		np_stats_add_pages_queried(act->stats, n);
+		ms->res->pages_queried += n;
+		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n,
+					 act->batch_pages, &plan);
+		if (err)
+			return err;
+		ms->res->pages_misplaced += plan.nr_pages;
+		found += plan.nr_pages;
+		err = move_plan(ms, &plan, c->page_bytes);
+		np_page_plan_clear(&plan);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The whole misplaced set in one migrate_pages call, when it is small
+ * enough to stay within one batch's time (see the figures at the top). */
+static bool whole_task_fits(const struct np_actuator *act, const struct collect *col,
+			    const struct move_state *ms)
+{
+	uint64_t pages = col->misplaced_bytes / 4096;
+
+	return act->allow_migrate_pages && act->ns_per_page && !col->policy_bytes &&
+	       !col->sparse_bytes && col->misplaced_bytes <= ms->budget &&
+	       pages * act->ns_per_page <= act->batch_target_ns;
+}
+
+static int migrate_whole(struct move_state *ms, const struct collect *col)
+{
+	struct np_actuator *act = ms->act;
+	struct np_bitmap from, to;
+	uint64_t granted, t0, elapsed, pages = 0, not_moved;
+	long r;
+
+	granted = np_token_bucket_take(&act->rate, col->misplaced_bytes, now(act));
+	if (granted < col->misplaced_bytes) {
+		np_token_bucket_refund(&act->rate, granted);
+		return 1; /* not now: fall back to batches, which can move part */
+	}
+	np_bitmap_zero(&from);
+	np_bitmap_zero(&to);
+	np_bitmap_set(&to, (unsigned)ms->target);
+	for (unsigned node = 0; node < NP_MAX_NODES; node++)
+		if (col->src_pages[node]) {
+			np_bitmap_set(&from, node);
+			pages += col->src_pages[node];
+		}
+	t0 = now(act);
+	r = act->sys->migrate_pages(act->sys->data, ms->task->pid, &from, &to);
+	elapsed = now(act) - t0;
+	if (r < 0) {
+		np_token_bucket_refund(&act->rate, granted);
+		return (int)r;
+	}
+	np_stats_add_migrate_call(act->stats, NP_CALL_MIGRATE_PAGES, elapsed);
+	ms->res->calls++;
+	ms->res->used_migrate_pages = true;
+	ms->res->pages_misplaced += pages;
+	not_moved = (uint64_t)r < pages ? (uint64_t)r : pages;
+	/* migrate_pages says only how many stayed, not from where: numa_maps
+	 * counts are spread over the sources in proportion. */
+	for (unsigned node = 0; node < NP_MAX_NODES; node++) {
+		uint64_t p = col->src_pages[node], stayed, bytes;
+
+		if (!p)
+			continue;
+		stayed = not_moved * p / pages;
+		bytes = (p - stayed) * (col->src_bytes[node] / p);
+		np_stats_add_migrated(act->stats, (int)node, ms->target, p - stayed, bytes);
+		ms->res->pages_moved += p - stayed;
+		ms->res->bytes_moved += bytes;
+	}
+	if (not_moved) {
+		np_stats_add_page_failures(act->stats, -EAGAIN, not_moved);
+		ms->res->pages_failed += not_moved;
+	}
+	np_token_bucket_refund(&act->rate, granted - ms->res->bytes_moved);
+	if (pages)
+		act->ns_per_page = elapsed / pages;
+	return 0;
+}
+
+/* Dry run: what numa_maps counts say would move, within the same budget. */
+static void record_moves(struct move_state *ms, const struct collect *col)
+{
+	struct np_actuator *act = ms->act;
+
+	for (unsigned node = 0; node < NP_MAX_NODES; node++) {
+		uint64_t pages = col->src_pages[node], bytes = col->src_bytes[node], granted;
+		struct np_action_record *rec;
+
+		if (!pages)
+			continue;
+		ms->res->pages_misplaced += pages;
+		if (bytes > ms->budget) {
+			pages = pages * ms->budget / bytes;
+			bytes = ms->budget;
+		}
+		granted = np_token_bucket_take(&act->rate, bytes, now(act));
+		if (granted < bytes) {
+			pages = pages * granted / bytes;
+			ms->res->budget_exhausted = true;
+		}
+		if (pages < col->src_pages[node])
+			ms->res->budget_exhausted = true;
+		bytes = granted;
+		if (ms->budget != UINT64_MAX)
+			ms->budget -= bytes;
+		if (!pages)
+			continue;
+		rec = add_record(act);
+		if (!rec)
+			return;
+		rec->kind = NP_RECORD_PAGES;
+		rec->pid = ms->task->pid;
+		rec->start_ticks = ms->task->start_ticks;
+		rec->from = (int)node;
+		rec->to = ms->target;
+		rec->pages = pages;
+		rec->bytes = bytes;
+		ms->res->pages_moved += pages;
+		ms->res->bytes_moved += bytes;
+	}
+}
+
+int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, int target_node,
+			   uint64_t max_bytes, struct np_move_result *result)
+{
+	struct move_state ms = {
+	    .act = act,
+	    .task = task,
+	    .target = target_node,
+	    .budget = max_bytes ? max_bytes : UINT64_MAX,
+	    .res = result,
+	};
+	struct collect col;
+	uint64_t t0 = now(act);
+	int err;
+
+	memset(result, 0, sizeof(*result));
+	if (target_node < 0 || target_node >= NP_MAX_NODES)
+		return -EINVAL;
+	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
+		np_stats_add_skip(act->stats, NP_SKIP_KTHREAD);
+		return -EPERM;
+	}
+	if (task->has_details && !np_bitmap_test(&task->mems_allowed, (unsigned)target_node))
+		return -EACCES; /* the kernel would refuse each page with it */
+	/* With not even a page of the rate left, reading the task's maps
+	 * would be wasted. */
+	if (act->rate.rate) {
+		uint64_t peek = np_token_bucket_take(&act->rate, 4096, t0);
+
+		np_token_bucket_refund(&act->rate, peek);
+		if (peek < 4096) {
+			np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
+			return -EAGAIN;
+		}
+	}
+	ms.idx = action_begin(act, task);
+	if (ms.idx < 0)
+		return ms.idx;
+	err = collect_candidates(act, task->pid, target_node, &col);
+	result->bytes_skipped_policy = col.policy_bytes;
+	result->bytes_skipped_sparse = col.sparse_bytes;
+	if (col.policy_bytes)
+		np_stats_add_skip(act->stats, NP_SKIP_USER_POLICY);
+	if (!err && act->dry) {
+		record_moves(&ms, &col);
+	} else if (!err) {
+		err = 1;
+		if (col.misplaced_bytes && whole_task_fits(act, &col, &ms))
+			err = migrate_whole(&ms, &col);
+		if (err == 1) {
+			err = 0;
+			for (unsigned i = 0; i < col.nr && !err && !ms.stop; i++)
+				err = move_range(&ms, &col.c[i]);
+		}
+	}
+	collect_free(&col);
+	if (result->budget_exhausted && !result->pages_moved && !err)
+		np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
+	/* No progress at all while pages were there to move is a failure to
+	 * back off from, as is any error. */
+	err =
+	    action_end(act, ms.idx, err,
+		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
+		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
+	result->elapsed_ns = now(act) - t0;
+	if (!err && result->budget_exhausted && !result->pages_moved)
+		err = -EAGAIN;
+	return err;
+}
+
+/* ---- Affinity ---- */
+
+void np_affinity_result_clear(struct np_affinity_result *result)
+{
+	free(result->threads);
+	memset(result, 0, sizeof(*result));
+}
+
+/* The thread's mask from Cpus_allowed_list, for roots that are not the live
+ * machine (fixtures), where no affinity call can be made. */
+static int read_status_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus)
+{
+	static const char key[] = "\nCpus_allowed_list:";
+	char path[64], *buf, *line;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "proc/%d/task/%d/status", pid, tid);
+	err = np_ctx_read_file(act->ctx, path, 1u << 20, &buf, &len);
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	line = strstr(buf, key);
+	if (!line) {
+		err = -EINVAL;
+	} else {
+		line += sizeof(key) - 1;
+		line += strspn(line, " \t");
+		err = np_bitmap_parse_list(cpus, line, strcspn(line, "\n"));
+	}
+	if (err)
+		np_log(act->ctx, LOG_ERR, "%s/%s: no valid Cpus_allowed_list line",
+		       np_ctx_root(act->ctx), path);
+	free(buf);
+	return err;
+}
+
+static int get_thread_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus)
+{
+	int err;
+
+	if (!np_ctx_is_live(act->ctx))
+		return read_status_cpus(act, pid, tid, cpus);
+	err = act->sys->get_affinity(act->sys->data, tid, cpus);
+	return err == -ESRCH || err == -ENOENT ? -ESRCH : err;
+}
+
+static int add_thread(struct np_affinity_result *result, unsigned *cap, int tid)
+{
+	struct np_thread_affinity *th;
+
+	if (result->nr == *cap) {
+		unsigned bigger_cap = *cap ? *cap * 2 : 8;
+		struct np_thread_affinity *bigger =
+		    realloc(result->threads, bigger_cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		result->threads = bigger;
+		*cap = bigger_cap;
+	}
+	th = &result->threads[result->nr++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	return 0;
+}
+
+/* One thread: read, narrow, set, read back. Fills @th's outcome. */
+static void narrow_thread(struct np_actuator *act, const struct np_task *task,
+			  const struct np_bitmap *node_cpus, struct np_thread_affinity *th)
+{
+	struct np_bitmap wanted;
+	uint64_t start, start_after;
+	unsigned long flags;
+	int err;
+
+	err = read_thread_identity(act, task->pid, th->tid, &start, &flags);
+	if (!err && (flags & (NP_PF_KTHREAD | NP_PF_NO_SETAFFINITY))) {
+		th->outcome = NP_THREAD_NO_SETAFFINITY;
+		np_stats_add_skip(act->stats, NP_SKIP_NO_SETAFFINITY);
+		return;
+	}
+	if (!err)
+		err = get_thread_cpus(act, task->pid, th->tid, &th->before);
+	if (err)
+		goto failed;
+	switch (np_affinity_narrow(&th->before, node_cpus, &wanted)) {
+	case NP_NARROW_EMPTY:
+		th->outcome = NP_THREAD_EMPTY;
+		th->effective = th->before;
+		np_stats_add_skip(act->stats, NP_SKIP_AFFINITY_EMPTY);
+		np_log(act->ctx, LOG_NOTICE,
+		       "pid %d thread %d: no CPU of the target node in its affinity; left alone",
+		       task->pid, th->tid);
+		return;
+	case NP_NARROW_UNCHANGED:
+		th->outcome = NP_THREAD_UNCHANGED;
+		th->effective = th->before;
+		return;
+	case NP_NARROW_CHANGED:
+		break;
+	}
+	if (act->dry) {
+		struct np_action_record *rec = add_record(act);
+
+		th->outcome = NP_THREAD_NARROWED;
+		th->effective = wanted;
+		if (rec) {
+			rec->kind = NP_RECORD_AFFINITY;
+			rec->pid = task->pid;
+			rec->start_ticks = task->start_ticks;
+			rec->tid = th->tid;
+			rec->cpus = wanted;
+		}
+		return;
+	}
+	err = act->sys->set_affinity(act->sys->data, th->tid, &wanted);
+	if (!err)
+		err = get_thread_cpus(act, task->pid, th->tid, &th->effective);
+	/* A thread id is reused like a pid; the one we set must be the one we
+	 * read. */
+	if (!err) {
+		err = read_thread_identity(act, task->pid, th->tid, &start_after, NULL);
+		if (!err && start_after != start)
+			err = -ESRCH;
+	}
+	if (err)
+		goto failed;
+	th->outcome = NP_THREAD_NARROWED;
+	np_stats_add_affinity_set(act->stats, 1);
+	return;
+failed:
+	th->err = err;
+	th->outcome = err == -ESRCH ? NP_THREAD_VANISHED : NP_THREAD_FAILED;
+	if (err != -ESRCH)
+		np_stats_add_failure(act->stats, NP_CALL_AFFINITY, err);
+}
+
+int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task,
+			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
+{
+	char path[64];
+	unsigned cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int idx, fd, err = 0;
+
+	memset(result, 0, sizeof(*result));
+	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
+		np_stats_add_skip(act->stats, NP_SKIP_KTHREAD);
+		return -EPERM;
+	}
+	if (task->flags & NP_PF_NO_SETAFFINITY) {
+		np_stats_add_skip(act->stats, NP_SKIP_NO_SETAFFINITY);
+		return -EPERM;
+	}
+	idx = action_begin(act, task);
+	if (idx < 0)
+		return idx;
+	snprintf(path, sizeof(path), "proc/%d/task", task->pid);
+	fd = np_ctx_open(act->ctx, path, O_RDONLY | O_DIRECTORY);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		err = fd >= 0 ? -errno : fd;
+		if (fd >= 0)
+			close(fd);
+		if (np_is_vanished_error(err))
+			err = -ESRCH;
+		return action_end(act, idx, err, true, NP_CALL_AFFINITY);
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0 || end == de->d_name)
+			continue;
+		err = add_thread(result, &cap, (int)tid);
+		if (err)
+			break;
+		narrow_thread(act, task, node_cpus, &result->threads[result->nr - 1]);
+		result->counts[result->threads[result->nr - 1].outcome]++;
+	}
+	closedir(dir);
+	return action_end(act, idx, err, result->counts[NP_THREAD_FAILED] > 0, NP_CALL_AFFINITY);
+}

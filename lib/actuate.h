@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bitmap.h"
+#include "context.h"
+#include "stats.h"
+#include "task.h"
+
+/*
+ * Carrying out placement decisions: moving a task's pages to a node and
+ * narrowing its threads' CPU affinity. Two implementations behind one
+ * interface: the real one makes the system calls, the dry-run one reads the
+ * same files, makes no call that changes anything and records what it would
+ * have done.
+ *
+ * Every action names a task by (pid, start_ticks). A pidfd is opened when a
+ * task is first acted on; before each action the start time is checked again
+ * and the pidfd polled, and after it the pidfd is polled once more: a task
+ * that exited in between may have had its pid reused, so the action is
+ * counted as failed (-ESRCH) rather than reported as done.
+ */
+
+/* The calls the actuator makes, so tests can stand in for a kernel with more
+ * nodes than the machine they run on. All return 0 or -errno, except
+ * move_pages, which returns the number of pages not moved (>= 0) or -errno,
+ * and fills @status as move_pages(2) does. */
+struct np_actuator_sys {
+	long (*move_pages)(void *data, int pid, unsigned long count, void **pages, const int *nodes,
+			   int *status);
+	long (*migrate_pages)(void *data, int pid, const struct np_bitmap *from,
+			      const struct np_bitmap *to);
+	int (*get_affinity)(void *data, int tid, struct np_bitmap *cpus);
+	int (*set_affinity)(void *data, int tid, const struct np_bitmap *cpus);
+	void *data;
+};
+
+/* The kernel's calls (libnuma and sched_*affinity). */
+const struct np_actuator_sys *np_actuator_sys_kernel(void);
+
+/* A monotonic clock in nanoseconds. */
+typedef uint64_t (*np_clock_fn)(void *data);
+
+struct np_actuator_params {
+	uint64_t migrate_rate_mb_s; /* global page migration rate; 0 = unlimited */
+	uint64_t batch_target_ms;   /* aim for move_pages calls this long; 0 = 20 */
+	unsigned batch_pages;	    /* first batch size before any measurement; 0 = 512 */
+	uint64_t backoff_min_ms;    /* first wait after a failed action; 0 = 1000 */
+	uint64_t backoff_max_ms;    /* cap of the doubling; 0 = 300000 */
+	bool allow_migrate_pages;   /* small whole-task moves in one migrate_pages call */
+	np_clock_fn clock;	    /* NULL: CLOCK_MONOTONIC */
+	void *clock_data;
+	const struct np_actuator_sys *sys; /* NULL: np_actuator_sys_kernel() */
+};
+
+/* Defaults for every field (the clock and calls are the real ones). */
+void np_actuator_params_init(struct np_actuator_params *params);
+
+struct np_actuator;
+
+/* An actuator acting on the machine the context reads. @stats (not NULL)
+ * receives every counter; both must outlive the actuator. A context that
+ * does not read the live machine gives -EOPNOTSUPP. Returns 0 or -errno. */
+int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
+			 const struct np_actuator_params *params, struct np_actuator **out);
+
+/* A dry-run actuator: same checks, budget and accounting, no change made;
+ * see np_actuator_records(). Works on fixture roots too. */
+int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
+			const struct np_actuator_params *params, struct np_actuator **out);
+
+/* Close every pidfd and free; NULL is accepted. */
+void np_actuator_free(struct np_actuator *act);
+
+bool np_actuator_is_dry(const struct np_actuator *act);
+
+/* Forget tasks that have exited (closing their pidfds). Cheap; the daemon
+ * calls it once per scan. */
+void np_actuator_prune(struct np_actuator *act);
+
+struct np_move_result {
+	uint64_t pages_queried;	  /* pages whose node was looked up */
+	uint64_t pages_misplaced; /* present pages found off the target node */
+	uint64_t pages_moved;
+	uint64_t bytes_moved;
+	uint64_t pages_failed;	       /* left in place with a per-page error */
+	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
+	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
+	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
+	bool used_migrate_pages;
+	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
+	uint64_t elapsed_ns;
+};
+
+/* Move the pages of @task that are on other nodes to @target_node, at most
+ * @max_bytes (0: no limit besides the global rate). Pages are found through
+ * numa_maps and maps, looked up and moved in batches; per-page errors are
+ * counted, not retried. Returns 0 (also when some pages stayed: see
+ * @result), -ESRCH (gone, reused, or exited during the action), -EAGAIN
+ * (backing off after earlier failures, or no rate budget at all), -EPERM
+ * (kernel thread), -EACCES (@target_node outside the task's allowed
+ * nodes), or another -errno. */
+int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, int target_node,
+			   uint64_t max_bytes, struct np_move_result *result);
+
+enum np_thread_outcome {
+	NP_THREAD_NARROWED,	  /* new mask set (or, dry, would be) */
+	NP_THREAD_UNCHANGED,	  /* already inside the node's CPUs */
+	NP_THREAD_EMPTY,	  /* no CPU of the node in its mask: left alone */
+	NP_THREAD_NO_SETAFFINITY, /* PF_NO_SETAFFINITY or kernel thread: left alone */
+	NP_THREAD_VANISHED,	  /* exited while we looked */
+	NP_THREAD_FAILED,	  /* a call failed: see err */
+};
+
+struct np_thread_affinity {
+	int tid;
+	enum np_thread_outcome outcome;
+	int err;
+	struct np_bitmap before;    /* the mask it had */
+	struct np_bitmap effective; /* read back after setting; dry: the mask it would get */
+};
+
+struct np_affinity_result {
+	struct np_thread_affinity *threads;
+	unsigned nr;
+	unsigned counts[NP_THREAD_FAILED + 1]; /* threads per outcome */
+};
+
+void np_affinity_result_clear(struct np_affinity_result *result);
+
+/* Narrow each thread of @task to its current mask intersected with
+ * @node_cpus: a mask a user or cpuset set is never widened, and a thread
+ * whose intersection is empty is left alone and reported. Returns 0 (see
+ * per-thread outcomes), -ESRCH, -EPERM (kernel thread or PF_NO_SETAFFINITY
+ * task), or -errno. @result is filled in either case. */
+int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task,
+			     const struct np_bitmap *node_cpus, struct np_affinity_result *result);
+
+/* What a dry-run actuator would have done. */
+enum np_record_kind { NP_RECORD_PAGES, NP_RECORD_AFFINITY };
+
+struct np_action_record {
+	enum np_record_kind kind;
+	int pid;
+	uint64_t start_ticks;
+	int tid;      /* affinity */
+	int from, to; /* pages: source and destination node */
+	uint64_t pages, bytes;
+	struct np_bitmap cpus; /* affinity: the new mask */
+};
+
+/* The records so far (none for the real actuator); valid until the next
+ * action or clear. */
+const struct np_action_record *np_actuator_records(const struct np_actuator *act, unsigned *nr);
+void np_actuator_clear_records(struct np_actuator *act);
+
+/* One line describing @rec, as snprintf. */
+size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size);
+
+/* --- Pure pieces, exposed for tests --- */
+
+/* A token bucket of bytes refilled at @rate bytes/s up to @burst. */
+struct np_token_bucket {
+	uint64_t rate;	/* bytes per second; 0 = unlimited */
+	uint64_t burst; /* bytes */
+	uint64_t tokens;
+	uint64_t fraction; /* byte-nanoseconds earned short of a whole byte */
+	uint64_t last_ns;
+};
+
+void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst,
+			  uint64_t now_ns);
+
+/* Refill for the time up to @now_ns, then take up to @want bytes; returns
+ * what was granted (@want when unlimited). */
+uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t now_ns);
+
+/* Return granted bytes that were not used. */
+void np_token_bucket_refund(struct np_token_bucket *b, uint64_t bytes);
+
+/* Exponential backoff after failures: min, 2 min, 4 min ... capped. */
+struct np_backoff {
+	unsigned failures;
+	uint64_t until_ns;
+};
+
+void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns);
+void np_backoff_succeeded(struct np_backoff *b);
+bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns);
+
+/* Pages grouped for move_pages: @pages reordered so that each batch is a run
+ * of one destination node, in the order destinations first appear. */
+struct np_page_batch {
+	int dst;
+	unsigned first, count; /* into plan->pages */
+};
+
+struct np_page_plan {
+	void **pages;
+	int *src; /* each page's current node */
+	unsigned nr_pages;
+	struct np_page_batch *batches;
+	unsigned nr_batches;
+	unsigned not_present; /* status < 0 (not mapped, zero page, error) */
+	unsigned in_place;    /* already on their destination */
+};
+
+/* Plan the moves of @n pages whose current node (or -errno) is @status[i]
+ * and destination @dst[i] (or all @dst[0] when @one_dst), in batches of at
+ * most @batch_pages. Returns 0 or -ENOMEM / -EINVAL. */
+int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
+		       unsigned n, unsigned batch_pages, struct np_page_plan *plan);
+void np_page_plan_clear(struct np_page_plan *plan);
+
+/* The next batch size: scaled so a call of @batch pages that took
+ * @elapsed_ns would take @target_ns; down at once, up half way, within
+ * 16..16384 pages. */
+unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns);
+
+enum np_narrow { NP_NARROW_CHANGED, NP_NARROW_UNCHANGED, NP_NARROW_EMPTY };
+
+/* @out = @current & @node_cpus, and what that means for the thread. */
+enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
+				  const struct np_bitmap *node_cpus, struct np_bitmap *out);
+
+/* One mapping from /proc/PID/maps. */
+struct np_vma_range {
+	uint64_t start, end;
+};
+
+/* Parse maps (pure) into a malloc'd array sorted by start. Returns 0,
+ * -ENOMEM, or -EINVAL with the 1-based line in *err_line. */
+int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
+		  unsigned *err_line);

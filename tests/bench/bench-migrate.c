@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * How fast pages move between two nodes, and how long the target is held up
+ * per call, by the ways numaplaced could move them:
+ *   (a) one move_pages call for every page,
+ *   (b) the actuator's path (numa_maps, lookups, batches near 20 ms),
+ *   (c) one migrate_pages call for the whole process,
+ * plus raw move_pages batches of fixed sizes for reference. Each run maps
+ * fresh memory, faults it in on node A and moves it to node B; medians of
+ * a few runs are printed with ratios to (a).
+ *
+ *   bench-migrate [PAGES [NODE_A NODE_B [RUNS]]]   (100000 pages, 0 -> 1, 3 runs)
+ *
+ * Meant for a multi-node machine or guest; with fewer than two nodes with
+ * memory it says so and exits 0.
+ */
+#include "actuate.h"
+#include "task.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RUNS 15
+#define PAGE 4096ul
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+/* Fresh memory, every page faulted in on @node; the VMA keeps the default
+ * policy (the actuator leaves user-bound memory alone). */
+static char *map_on_node(unsigned long pages, int node)
+{
+	unsigned long mask = 1ul << node;
+	char *mem =
+	    mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	madvise(mem, pages * PAGE, MADV_NOHUGEPAGE);
+	if (set_mempolicy(MPOL_BIND, &mask, sizeof(mask) * 8) < 0) {
+		perror("set_mempolicy");
+		munmap(mem, pages * PAGE);
+		return NULL;
+	}
+	for (unsigned long i = 0; i < pages; i++)
+		mem[i * PAGE] = (char)i;
+	set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	return mem;
+}
+
+/* Pages of @mem on @node, sampled by one lookup of all of them. */
+static unsigned long pages_on(char *mem, unsigned long pages, int node)
+{
+	void **addr = malloc(pages * sizeof(*addr));
+	int *status = malloc(pages * sizeof(*status));
+	unsigned long n = 0;
+
+	if (!addr || !status) {
+		free(addr);
+		free(status);
+		return 0;
+	}
+	for (unsigned long i = 0; i < pages; i++)
+		addr[i] = mem + i * PAGE;
+	if (move_pages(0, pages, addr, NULL, status, 0) == 0)
+		for (unsigned long i = 0; i < pages; i++)
+			n += status[i] == node;
+	free(addr);
+	free(status);
+	return n;
+}
+
+/* Raw move_pages of @mem to @node in batches of @batch; the longest call in
+ * *max_call_ms. */
+static double raw_batches(char *mem, unsigned long pages, int node, unsigned long batch,
+			  double *max_call_ms)
+{
+	void **addr = malloc(batch * sizeof(*addr));
+	int *nodes = malloc(batch * sizeof(*nodes)), *status = malloc(batch * sizeof(*status));
+	double t0 = now_ms();
+
+	*max_call_ms = 0;
+	for (unsigned long done = 0; addr && nodes && status && done < pages; done += batch) {
+		unsigned long n = pages - done < batch ? pages - done : batch;
+		double c0, c;
+
+		for (unsigned long i = 0; i < n; i++) {
+			addr[i] = mem + (done + i) * PAGE;
+			nodes[i] = node;
+		}
+		c0 = now_ms();
+		if (move_pages(0, n, addr, nodes, status, MPOL_MF_MOVE) < 0)
+			perror("move_pages");
+		c = now_ms() - c0;
+		if (c > *max_call_ms)
+			*max_call_ms = c;
+	}
+	t0 = now_ms() - t0;
+	free(addr);
+	free(nodes);
+	free(status);
+	return t0;
+}
+
+/* The actuator's calls, timed. */
+static double longest_call_ms;
+
+static long timed_move_pages(void *data, int pid, unsigned long count, void **pages,
+			     const int *nodes, int *status)
+{
+	double t0 = now_ms();
+	long r = np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, nodes, status);
+	double t = now_ms() - t0;
+
+	if (t > longest_call_ms)
+		longest_call_ms = t;
+	return r;
+}
+
+static long timed_migrate_pages(void *data, int pid, const struct np_bitmap *from,
+				const struct np_bitmap *to)
+{
+	double t0 = now_ms();
+	long r = np_actuator_sys_kernel()->migrate_pages(NULL, pid, from, to);
+	double t = now_ms() - t0;
+
+	if (t > longest_call_ms)
+		longest_call_ms = t;
+	return r;
+}
+
+static int pass_get_affinity(void *data, int tid, struct np_bitmap *cpus)
+{
+	return np_actuator_sys_kernel()->get_affinity(NULL, tid, cpus);
+}
+
+static int pass_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
+{
+	return np_actuator_sys_kernel()->set_affinity(NULL, tid, cpus);
+}
+
+static const struct np_actuator_sys timed_sys = {
+    .move_pages = timed_move_pages,
+    .migrate_pages = timed_migrate_pages,
+    .get_affinity = pass_get_affinity,
+    .set_affinity = pass_set_affinity,
+};
+
+static int self_task(struct np_ctx *ctx, struct np_task *task)
+{
+	char *buf;
+	size_t len;
+	struct np_stat st;
+	int err = np_ctx_read_file(ctx, "proc/self/stat", 4096, &buf, &len);
+
+	if (err)
+		return err;
+	err = np_stat_parse(buf, len, &st);
+	free(buf);
+	if (err)
+		return err;
+	memset(task, 0, sizeof(*task));
+	task->pid = st.pid;
+	task->start_ticks = st.start_ticks;
+	return 0;
+}
+
+struct method {
+	const char *name;
+	double ms[MAX_RUNS], max_call_ms[MAX_RUNS];
+	unsigned long moved;
+};
+
+int main(int argc, char **argv)
+{
+	unsigned long pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
+	int node_a = argc > 3 ? atoi(argv[2]) : 0, node_b = argc > 3 ? atoi(argv[3]) : 1;
+	int runs = argc > 4 ? atoi(argv[4]) : 3;
+	struct method m[] = {{.name = "(a) one move_pages call"},
+			     {.name = "(b) numaplaced batched path"},
+			     {.name = "(c) migrate_pages, whole process"},
+			     {.name = "    raw move_pages, batches of 512"},
+			     {.name = "    raw move_pages, batches of 4096"}};
+	const unsigned nr_methods = sizeof(m) / sizeof(m[0]);
+	struct np_ctx *ctx;
+	struct np_task self;
+	double base;
+
+	if (numa_available() < 0 || numa_num_configured_nodes() < 2) {
+		printf("bench-migrate: fewer than two NUMA nodes here; nothing to measure "
+		       "(skipped)\n");
+		return 0;
+	}
+	if (!pages || runs < 1 || runs > MAX_RUNS || node_a == node_b || node_a < 0 || node_b < 0 ||
+	    node_a > numa_max_node() || node_b > numa_max_node() || node_a >= 64 || node_b >= 64) {
+		fprintf(stderr, "usage: %s [PAGES [NODE_A NODE_B [RUNS<=%d]]]\n", argv[0],
+			MAX_RUNS);
+		return 2;
+	}
+	if (np_ctx_new("/", &ctx) || self_task(ctx, &self)) {
+		fprintf(stderr, "bench-migrate: cannot read /proc/self/stat\n");
+		return 1;
+	}
+	printf("moving %lu pages (%.0f MiB) node %d -> %d, %d runs, median ms\n", pages,
+	       (double)pages * PAGE / (1 << 20), node_a, node_b, runs);
+
+	for (int run = 0; run < runs; run++) {
+		for (unsigned k = 0; k < nr_methods; k++) {
+			char *mem = map_on_node(pages, node_a);
+			unsigned long on_a;
+			double t0;
+
+			if (!mem) {
+				fprintf(stderr, "bench-migrate: cannot map %lu pages\n", pages);
+				return 1;
+			}
+			on_a = pages_on(mem, pages, node_a);
+			if (on_a < pages * 9 / 10)
+				fprintf(stderr, "note: only %lu of %lu pages landed on node %d\n",
+					on_a, pages, node_a);
+			t0 = now_ms();
+			if (k == 0) {
+				m[k].ms[run] =
+				    raw_batches(mem, pages, node_b, pages, &m[k].max_call_ms[run]);
+			} else if (k == 1) {
+				struct np_actuator_params params;
+				struct np_actuator *act;
+				struct np_stats *stats;
+				struct np_move_result res;
+				int err;
+
+				np_actuator_params_init(&params);
+				params.migrate_rate_mb_s = 0;
+				params.allow_migrate_pages = false;
+				params.sys = &timed_sys;
+				longest_call_ms = 0;
+				if (np_stats_new(NULL, &stats) ||
+				    np_actuator_new_real(ctx, stats, &params, &act)) {
+					fprintf(stderr, "bench-migrate: no actuator\n");
+					return 1;
+				}
+				t0 = now_ms();
+				err = np_actuator_move_pages(act, &self, node_b, 0, &res);
+				m[k].ms[run] = now_ms() - t0;
+				m[k].max_call_ms[run] = longest_call_ms;
+				if (err)
+					fprintf(stderr, "actuator: %s\n", strerror(-err));
+				if (run == 0)
+					printf(
+					    "    (b) looked up %lu pages, moved %lu in %u calls, "
+					    "%lu left with errors\n",
+					    (unsigned long)res.pages_queried,
+					    (unsigned long)res.pages_moved, res.calls,
+					    (unsigned long)res.pages_failed);
+				np_actuator_free(act);
+				np_stats_free(stats);
+			} else if (k == 2) {
+				struct bitmask *from = numa_allocate_nodemask();
+				struct bitmask *to = numa_allocate_nodemask();
+
+				numa_bitmask_setbit(from, (unsigned)node_a);
+				numa_bitmask_setbit(to, (unsigned)node_b);
+				if (numa_migrate_pages(0, from, to) < 0)
+					perror("migrate_pages");
+				m[k].ms[run] = now_ms() - t0;
+				m[k].max_call_ms[run] = m[k].ms[run];
+				numa_bitmask_free(from);
+				numa_bitmask_free(to);
+			} else {
+				m[k].ms[run] = raw_batches(mem, pages, node_b, k == 3 ? 512 : 4096,
+							   &m[k].max_call_ms[run]);
+			}
+			m[k].moved = pages_on(mem, pages, node_b);
+			munmap(mem, pages * PAGE);
+		}
+	}
+	base = median(m[0].ms, runs);
+	printf("%-38s %10s %8s %14s %10s\n", "method", "total ms", "ratio", "longest call",
+	       "on node B");
+	for (unsigned k = 0; k < nr_methods; k++) {
+		double t = median(m[k].ms, runs);
+
+		printf("%-38s %10.1f %8.2f %11.1f ms %10lu\n", m[k].name, t,
+		       base > 0 ? t / base : 0, median(m[k].max_call_ms, runs), m[k].moved);
+	}
+	np_ctx_free(ctx);
+	return 0;
+}

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""The daemon on this machine: signals, reload, dry run, slow start and the
+metrics endpoint, observed from outside as a user would."""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.abspath(sys.argv[1])
+failures = 0
+tmp = tempfile.mkdtemp(prefix="np-daemon-test.")
+
+
+def check(cond, what):
+    global failures
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures += 1
+
+
+def wait_for(pred, timeout=10.0, step=0.05):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = pred()
+        if value:
+            return value
+        time.sleep(step)
+    return pred()
+
+
+class Daemon:
+    def __init__(self, name, conf, *args):
+        self.conf = os.path.join(tmp, name + ".conf")
+        self.log = os.path.join(tmp, name + ".log")
+        with open(self.conf, "w") as f:
+            f.write(conf)
+        self.logf = open(self.log, "w")
+        self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *args],
+                                     stdout=subprocess.DEVNULL, stderr=self.logf)
+        self.port = None
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def wait_log(self, pattern, timeout=10.0):
+        return wait_for(lambda: re.search(pattern, self.text()), timeout)
+
+    def metrics(self):
+        if self.port is None:
+            m = self.wait_log(r"metrics on port (\d+)")
+            self.port = int(m.group(1)) if m else 0
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head, _, body = data.decode().partition("\r\n\r\n")
+        return head, body
+
+    def counter(self, name):
+        _, body = self.metrics()
+        total = 0.0
+        for line in body.splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                total += float(line.rsplit(" ", 1)[1])
+        return total
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        return self.proc.returncode
+
+
+BASE = "log_level = info\nmetrics_listen = 127.0.0.1:0\n"
+PROM_LINE = re.compile(
+    r'^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+'
+    r'|[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? '
+    r'(-?[0-9.e+-]+|NaN|[+-]Inf))$')
+
+
+def test_sigterm_and_metrics():
+    d = Daemon("term", BASE + "tick_ms = 50\n")
+    check(d.wait_log(r"started") is not None, "daemon starts and says so")
+    head, body = d.metrics()
+    check(head.startswith("HTTP/1.") and " 200 " in head.split("\r\n")[0],
+          "metrics endpoint answers 200")
+    check("text/plain" in head, "metrics are text/plain")
+    bad = [l for l in body.splitlines() if l and not PROM_LINE.match(l)]
+    check(body.strip() != "" and not bad,
+          "metrics parse as Prometheus text" + (f" (bad: {bad[:3]})" if bad else ""))
+    check("numaplaced_scans_total" in body, "metrics carry the scan counter")
+    t0 = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(5)
+    except subprocess.TimeoutExpired:
+        rc = None
+    took = time.monotonic() - t0
+    check(rc == 0, f"SIGTERM: exit status {rc}")
+    check(took < 1.0, f"SIGTERM: stopped in {took * 1000:.0f} ms (< 1 s)")
+    d.stop()
+
+
+def test_sighup():
+    d = Daemon("hup", BASE + "scan_delay_ms = 1000\n")
+    check(d.wait_log(r"started") is not None, "reload daemon starts")
+    with open(d.conf, "w") as f:
+        f.write(BASE + "scan_delay_ms = soon\nmin_rss_mb = -3\n")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"rejected, the running configuration stays") is not None,
+          "SIGHUP with a bad file: rejected, old configuration kept")
+    text = d.text()
+    n = BASE.count("\n")
+    check(re.search(re.escape(d.conf) + f":{n + 1}: .*soon", text) is not None and
+          re.search(re.escape(d.conf) + f":{n + 2}: .*-3", text) is not None,
+          "SIGHUP with a bad file: every error logged as file:line")
+    check(d.proc.poll() is None, "SIGHUP with a bad file: still running")
+    scans = d.counter("numaplaced_scans_total")
+    check(scans >= 0, "metrics still served after a rejected reload")
+    with open(d.conf, "w") as f:
+        f.write(BASE + "scan_delay_ms = 2000\n")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"applied") is not None, "SIGHUP with a good file: applied")
+    d.proc.send_signal(signal.SIGUSR1)
+    check(d.wait_log(r"tasks tracked") is not None, "SIGUSR1 logs a state summary")
+    check(d.stop() == 0, "stops cleanly after reloads")
+
+
+def numa_maps_nodes(pid):
+    counts = {}
+    with open(f"/proc/{pid}/numa_maps") as f:
+        for line in f:
+            for tok in line.split():
+                m = re.match(r"N(\d+)=(\d+)$", tok)
+                if m:
+                    counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+    return counts
+
+
+def test_dry_run_changes_nothing():
+    # A task that is old enough, big enough and busy: the daemon looks at it.
+    hog = subprocess.Popen([sys.executable, "-c",
+                            "import time\nb = bytearray(64 << 20)\n"
+                            "while True:\n"
+                            "    for i in range(0, len(b), 4096): b[i] = 1\n"
+                            "    time.sleep(0.05)\n"])
+    time.sleep(0.5)
+    before_aff = os.sched_getaffinity(hog.pid)
+    before_nodes = numa_maps_nodes(hog.pid)
+    d = Daemon("dry", BASE + "scan_delay_ms = 0\nscan_period_min_ms = 100\ntick_ms = 50\n"
+               "min_rss_mb = 16\nmin_cpu_percent = 0\naffinity = node\n"
+               f"include_comm = python3*\n", "--dry-run")
+    check(d.wait_log(r"started \(dry run") is not None, "dry-run daemon starts")
+    scans = wait_for(lambda: d.counter("numaplaced_scans_total") >= 3, 10)
+    check(bool(scans), "dry run: the daemon reads tasks")
+    after_nodes = numa_maps_nodes(hog.pid)
+    check(os.sched_getaffinity(hog.pid) == before_aff, "dry run: affinity unchanged")
+    # Pages only grow while touching; none may leave their node.
+    check(set(after_nodes) == set(before_nodes), "dry run: pages stay on their nodes")
+    check(d.counter("numaplaced_affinity_threads_total") == 0 and
+          d.counter("numaplaced_migrate_calls_total") == 0, "dry run: no call that acts")
+    d.stop()
+    hog.kill()
+    hog.wait()
+
+
+def spawn_short(count, lifetime):
+    """count processes named np-short, each living about lifetime seconds
+    (0: exit at once)."""
+    link = os.path.join(tmp, "np-short")
+    if not os.path.exists(link):
+        os.symlink(shutil.which("sleep"), link)
+    running = []
+    long_lived = 0
+
+    def reap(entry):
+        nonlocal long_lived
+        proc, started = entry
+        proc.wait()
+        long_lived += time.monotonic() - started >= 1.0
+
+    for _ in range(count):
+        running.append((subprocess.Popen([link, str(lifetime)]), time.monotonic()))
+        if len(running) >= 10:
+            reap(running.pop(0))
+    for entry in running:
+        reap(entry)
+    # An upper bound: a loaded machine can keep even a process that exits
+    # at once alive for a second.
+    return long_lived
+
+
+def test_slow_start():
+    conf = (BASE + "include_comm = np-short\nmin_rss_mb = 0\nmin_cpu_percent = 0\n"
+            "tick_ms = 10\nscan_period_min_ms = 100\n")
+    d = Daemon("slow", conf + "scan_delay_ms = 1000\n", "--verbose")
+    check(d.wait_log(r"started") is not None, "slow-start daemon starts")
+    t0 = time.monotonic()
+    long_lived = spawn_short(2000, 0)
+    took = time.monotonic() - t0
+    reads = d.counter("numaplaced_scans_total")
+    ages = [int(a) for a in re.findall(r"read numa_maps of pid \d+ \(np-short\), age (\d+) ms",
+                                       d.text())]
+    check(reads <= long_lived,
+          f"2,000 short-lived tasks ({took:.1f} s) with scan_delay_ms=1000: {reads:.0f} "
+          f"numa_maps reads, {long_lived} tasks lived 1 s or more (reads must not exceed them)")
+    check(all(a >= 1000 for a in ages),
+          f"no task younger than scan_delay_ms was read (ages read: {ages[:10]})")
+    d.stop()
+    # The same load without the delay: the daemon does read them, so the
+    # zero above is the delay's doing.
+    d = Daemon("fast", conf + "scan_delay_ms = 0\n")
+    check(d.wait_log(r"started") is not None, "no-delay daemon starts")
+    spawn_short(300, 0.05)
+    reads = d.counter("numaplaced_scans_total")
+    check(reads > 0, f"300 short-lived tasks with scan_delay_ms=0: {reads:.0f} reads (want > 0)")
+    d.stop()
+
+
+def test_bad_start():
+    r = subprocess.run([BIN, "--foreground", "-c", os.path.join(tmp, "missing.conf")],
+                       capture_output=True, text=True, timeout=10)
+    check(r.returncode != 0 and "missing.conf" in r.stderr,
+          "a missing config: non-zero exit naming the file")
+    r = subprocess.run([BIN, "--foreground", "--dry-run", "-c", "/dev/null", "--root",
+                        "/nonexistent"], capture_output=True, text=True, timeout=10)
+    check(r.returncode != 0 and "/nonexistent" in r.stderr,
+          "a bad root: non-zero exit naming it")
+    conf = os.path.join(tmp, "detach.conf")
+    with open(conf, "w") as f:
+        f.write("metrics_listen = 8.8.8.8:80\n")
+    r = subprocess.run([BIN, "-c", conf], capture_output=True, text=True, timeout=10)
+    check(r.returncode != 0, "a config the daemon cannot start with: non-zero exit "
+          "even when detaching")
+
+
+for test in (test_sigterm_and_metrics, test_sighup, test_dry_run_changes_nothing,
+             test_slow_start, test_bad_start):
+    try:
+        test()
+    except Exception as e:  # a broken test is a failed test
+        check(False, f"{test.__name__}: {type(e).__name__}: {e}")
+shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(1 if failures else 0)

@@ -1,0 +1,785 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "actuate.h"
+#include "check.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB (1024ull * 1024)
+#define MS 1000000ull
+#define SEC 1000000000ull
+
+/* ---- A virtual clock and a stand-in kernel with more nodes ---- */
+
+static uint64_t virtual_ns;
+
+static uint64_t virtual_clock(void *data)
+{
+	return virtual_ns;
+}
+
+/* The fake answers lookups with the real kernel (so the pages must exist) and
+ * pretends moves: each page lands on its node, except every busy_every-th,
+ * which reports -EBUSY. Each page costs ns_per_page of virtual time. */
+struct fake_kernel {
+	unsigned busy_every;
+	uint64_t ns_per_page;
+	int fail_moves;	  /* a whole-call error for every move, or 0 */
+	int kill_on_call; /* kill the target on this move call (1-based), or 0 */
+	unsigned calls, lookups, max_count;
+	uint64_t pages_moved;
+	unsigned migrate_calls;
+};
+
+static long fake_move_pages(void *data, int pid, unsigned long count, void **pages,
+			    const int *nodes, int *status)
+{
+	struct fake_kernel *fk = data;
+
+	if (!nodes) {
+		fk->lookups++;
+		return np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, NULL, status);
+	}
+	fk->calls++;
+	if (count > fk->max_count)
+		fk->max_count = (unsigned)count;
+	if (fk->kill_on_call && fk->calls == (unsigned)fk->kill_on_call) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (fk->fail_moves)
+		return fk->fail_moves;
+	virtual_ns += count * fk->ns_per_page;
+	for (unsigned long i = 0; i < count; i++) {
+		if (fk->busy_every && (fk->pages_moved + i + 1) % fk->busy_every == 0)
+			status[i] = -EBUSY;
+		else
+			status[i] = nodes[i];
+	}
+	fk->pages_moved += count;
+	return 0;
+}
+
+static long fake_migrate_pages(void *data, int pid, const struct np_bitmap *from,
+			       const struct np_bitmap *to)
+{
+	struct fake_kernel *fk = data;
+
+	fk->migrate_calls++;
+	return 0;
+}
+
+static int fake_get_affinity(void *data, int tid, struct np_bitmap *cpus)
+{
+	return np_actuator_sys_kernel()->get_affinity(NULL, tid, cpus);
+}
+
+static int fake_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
+{
+	return -EPERM;
+}
+
+static struct fake_kernel fake;
+static const struct np_actuator_sys fake_sys = {
+    .move_pages = fake_move_pages,
+    .migrate_pages = fake_migrate_pages,
+    .get_affinity = fake_get_affinity,
+    .set_affinity = fake_set_affinity,
+    .data = &fake,
+};
+
+/* ---- Pure pieces ---- */
+
+static void test_token_bucket(void)
+{
+	struct np_token_bucket b;
+
+	np_token_bucket_init(&b, MIB, MIB, 0);
+	CHECK_U64(np_token_bucket_take(&b, 2 * MIB, 0), MIB); /* the burst */
+	CHECK_U64(np_token_bucket_take(&b, 4096, 0), 0);
+	CHECK_U64(np_token_bucket_take(&b, MIB, SEC / 2), MIB / 2);
+	/* Many tiny steps add up to the same as one big one. */
+	for (uint64_t t = SEC / 2; t < SEC; t += 1000)
+		np_token_bucket_take(&b, 0, t);
+	CHECK_U64(np_token_bucket_take(&b, MIB, SEC), MIB / 2);
+	np_token_bucket_refund(&b, 4096);
+	CHECK_U64(np_token_bucket_take(&b, MIB, SEC), 4096);
+	/* Idle time fills it to the burst, no further. */
+	CHECK_U64(np_token_bucket_take(&b, 10 * MIB, 100 * SEC), MIB);
+	np_token_bucket_refund(&b, 5 * MIB);
+	CHECK_U64(np_token_bucket_take(&b, 10 * MIB, 100 * SEC), MIB);
+	/* A clock that does not move gives nothing. */
+	CHECK_U64(np_token_bucket_take(&b, 1, 100 * SEC), 0);
+	/* Unlimited. */
+	np_token_bucket_init(&b, 0, 0, 0);
+	CHECK_U64(np_token_bucket_take(&b, 1ull << 40, 0), 1ull << 40);
+	/* A fast rate over a long idle time does not overflow. */
+	np_token_bucket_init(&b, 1ull << 40, 1ull << 41, 0);
+	np_token_bucket_take(&b, 1ull << 41, 0);
+	CHECK_U64(np_token_bucket_take(&b, 1ull << 41, 1000000 * SEC), 1ull << 41);
+}
+
+static void test_backoff(void)
+{
+	struct np_backoff b = {0};
+
+	CHECK(!np_backoff_waiting(&b, 0));
+	np_backoff_failed(&b, 10 * SEC, SEC, 8 * SEC);
+	CHECK(np_backoff_waiting(&b, 10 * SEC + SEC / 2));
+	CHECK(!np_backoff_waiting(&b, 11 * SEC));
+	np_backoff_failed(&b, 11 * SEC, SEC, 8 * SEC);
+	CHECK_U64(b.until_ns, 13 * SEC);
+	np_backoff_failed(&b, 13 * SEC, SEC, 8 * SEC);
+	CHECK_U64(b.until_ns, 17 * SEC);
+	np_backoff_failed(&b, 17 * SEC, SEC, 8 * SEC);
+	CHECK_U64(b.until_ns, 25 * SEC);
+	np_backoff_failed(&b, 25 * SEC, SEC, 8 * SEC); /* capped */
+	CHECK_U64(b.until_ns, 33 * SEC);
+	for (int i = 0; i < 100; i++) /* no shift overflow however many */
+		np_backoff_failed(&b, 33 * SEC, SEC, 8 * SEC);
+	CHECK_U64(b.until_ns, 41 * SEC);
+	np_backoff_succeeded(&b);
+	CHECK(!np_backoff_waiting(&b, 33 * SEC));
+	np_backoff_failed(&b, 50 * SEC, SEC, 8 * SEC);
+	CHECK_U64(b.until_ns, 51 * SEC);
+}
+
+static void test_page_plan(void)
+{
+	void *pages[10];
+	/* Current node or -errno per page. */
+	const int status[10] = {0, 1, 1, -ENOENT, 0, 1, 2, -EFAULT, 0, 1};
+	const int dst[10] = {1, 1, 0, 1, 1, 0, 0, 1, 1, 1};
+	const int to2 = 2;
+	struct np_page_plan plan;
+
+	for (int i = 0; i < 10; i++)
+		pages[i] = (void *)(uintptr_t)(0x10000 + i * 4096);
+	CHECK_INT(np_page_plan_build(pages, status, dst, false, 10, 2, &plan), 0);
+	/* To 1: pages 0, 4, 8 (from 0); to 0: pages 2, 5, 6. In place: 1, 9.
+	 * Absent: 3, 7. */
+	CHECK_INT(plan.nr_pages, 6);
+	CHECK_INT(plan.in_place, 2);
+	CHECK_INT(plan.not_present, 2);
+	CHECK_INT(plan.nr_batches, 4);
+	CHECK_INT(plan.batches[0].dst, 1);
+	CHECK_INT(plan.batches[0].first, 0);
+	CHECK_INT(plan.batches[0].count, 2);
+	CHECK_INT(plan.batches[1].dst, 1);
+	CHECK_INT(plan.batches[1].count, 1);
+	CHECK_INT(plan.batches[2].dst, 0);
+	CHECK_INT(plan.batches[2].first, 3);
+	CHECK_INT(plan.batches[2].count, 2);
+	CHECK_INT(plan.batches[3].count, 1);
+	CHECK(plan.pages[0] == pages[0]);
+	CHECK(plan.pages[1] == pages[4]);
+	CHECK(plan.pages[2] == pages[8]);
+	CHECK(plan.pages[3] == pages[2]);
+	CHECK(plan.pages[5] == pages[6]);
+	CHECK_INT(plan.src[5], 2);
+	CHECK_INT(plan.src[3], 1);
+	np_page_plan_clear(&plan);
+
+	/* One destination for all; batch larger than the list. */
+	CHECK_INT(np_page_plan_build(pages, status, &to2, true, 10, 512, &plan), 0);
+	CHECK_INT(plan.nr_pages, 7);
+	CHECK_INT(plan.in_place, 1);
+	CHECK_INT(plan.nr_batches, 1);
+	CHECK_INT(plan.batches[0].count, 7);
+	np_page_plan_clear(&plan);
+
+	CHECK_INT(np_page_plan_build(pages, status, dst, false, 0, 4, &plan), 0);
+	CHECK_INT(plan.nr_batches, 0);
+	np_page_plan_clear(&plan);
+	CHECK_INT(np_page_plan_build(pages, status, dst, false, 10, 0, &plan), -EINVAL);
+}
+
+static void test_batch_size(void)
+{
+	CHECK_INT(np_batch_size_next(512, 40 * MS, 20 * MS), 256); /* down at once */
+	CHECK_INT(np_batch_size_next(512, 20 * MS, 20 * MS), 512);
+	CHECK_INT(np_batch_size_next(512, 1 * MS, 20 * MS), 5376);
+	CHECK_INT(np_batch_size_next(16384, 1 * MS, 20 * MS), 16384);
+	CHECK_INT(np_batch_size_next(16, 10 * SEC, 20 * MS), 16);
+	CHECK_INT(np_batch_size_next(256, 10 * MS, 20 * MS), 384); /* up half way */
+	CHECK_INT(np_batch_size_next(100, 0, 20 * MS), 150);
+	/* Repeated at a steady 50 us a page it settles at 400 pages. */
+	unsigned b = 512;
+	for (int i = 0; i < 30; i++)
+		b = np_batch_size_next(b, b * 50000ull, 20 * MS);
+	CHECK(b >= 399 && b <= 401);
+}
+
+static void test_affinity_narrow(void)
+{
+	struct np_bitmap cur, node, out;
+
+	np_bitmap_zero(&cur);
+	np_bitmap_zero(&node);
+	for (unsigned c = 0; c < 4; c++)
+		np_bitmap_set(&cur, c);
+	for (unsigned c = 2; c < 6; c++)
+		np_bitmap_set(&node, c);
+	CHECK_INT(np_affinity_narrow(&cur, &node, &out), NP_NARROW_CHANGED);
+	CHECK_INT(np_bitmap_weight(&out), 2);
+	CHECK(np_bitmap_test(&out, 2) && np_bitmap_test(&out, 3));
+	/* Never widened: a thread pinned to CPU 3 stays on CPU 3. */
+	np_bitmap_zero(&cur);
+	np_bitmap_set(&cur, 3);
+	CHECK_INT(np_affinity_narrow(&cur, &node, &out), NP_NARROW_UNCHANGED);
+	CHECK(np_bitmap_equal(&out, &cur));
+	np_bitmap_zero(&cur);
+	np_bitmap_set(&cur, 0);
+	np_bitmap_set(&cur, 7000);
+	CHECK_INT(np_affinity_narrow(&cur, &node, &out), NP_NARROW_EMPTY);
+}
+
+static void test_maps_parse(void)
+{
+	const char ok[] = "7f0000400000-7f0000800000 rw-p 00000000 00:00 0\n"
+			  "00400000-00401000 r-xp 00000000 08:01 1234  /usr/bin/x\n"
+			  "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0  [vsyscall]\n";
+	const char bad[] = "00400000-00401000 r-xp 0 0 0\n00500000-00400000 r-xp 0 0 0\n";
+	const char bad2[] = "00400000 r-xp 0 0 0\n";
+	struct np_vma_range *r;
+	unsigned nr, line = 0;
+	char *buf;
+	size_t len;
+	struct np_ctx *ctx;
+
+	CHECK_INT(np_maps_parse(ok, sizeof(ok) - 1, &r, &nr, &line), 0);
+	CHECK_INT(nr, 3);
+	CHECK_U64(r[0].start, 0x400000); /* sorted */
+	CHECK_U64(r[0].end, 0x401000);
+	CHECK_U64(r[2].end, 0xffffffffff601000ull);
+	free(r);
+	CHECK_INT(np_maps_parse(bad, sizeof(bad) - 1, &r, &nr, &line), -EINVAL);
+	CHECK_INT(line, 2); /* end before start */
+	CHECK_INT(np_maps_parse(bad2, sizeof(bad2) - 1, &r, &nr, &line), -EINVAL);
+	CHECK_INT(line, 1);
+	/* Our own maps parse. */
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	CHECK_INT(np_ctx_read_file(ctx, "proc/self/maps", 1 << 24, &buf, &len), 0);
+	CHECK_INT(np_maps_parse(buf, len, &r, &nr, &line), 0);
+	CHECK(nr > 5);
+	for (unsigned i = 1; i < nr; i++)
+		CHECK(r[i - 1].end <= r[i].start);
+	free(r);
+	free(buf);
+	np_ctx_free(ctx);
+}
+
+/* ---- Dry run over a fixture ---- */
+
+static void fixture_task(struct np_task *task)
+{
+	memset(task, 0, sizeof(*task));
+	task->pid = 4242;
+	task->start_ticks = 123456;
+	snprintf(task->comm, sizeof(task->comm), "db (worker)");
+}
+
+static void setup(const char *root, const char *topo_case, struct np_ctx **ctx,
+		  struct np_topology **topo, struct np_stats **stats)
+{
+	struct np_ctx *tctx;
+
+	CHECK_INT(np_ctx_new(root, ctx), 0);
+	CHECK_INT(np_ctx_new(fixture(topo_case), &tctx), 0);
+	CHECK_INT(np_topology_read(tctx, topo), 0);
+	CHECK_INT(np_stats_new(*topo, stats), 0);
+	np_ctx_free(tctx);
+}
+
+static void teardown(struct np_ctx *ctx, struct np_topology *topo, struct np_stats *stats)
+{
+	np_stats_free(stats);
+	np_topology_free(topo);
+	np_ctx_free(ctx);
+}
+
+static void test_dry_run_pages(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	const struct np_action_record *rec;
+	unsigned nr;
+	char line[256];
+
+	setup(fixture("act-dry"), "handmade-4node", &ctx, &topo, &stats);
+	np_actuator_params_init(&params);
+	params.migrate_rate_mb_s = 0;
+	params.clock = virtual_clock;
+	virtual_ns = 1000 * SEC;
+	fixture_task(&task);
+
+	/* The real actuator refuses a fixture root. */
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), -EOPNOTSUPP);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
+	CHECK(np_actuator_is_dry(act));
+
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 2);
+	CHECK_INT(rec[0].kind, NP_RECORD_PAGES);
+	CHECK_INT(rec[0].pid, 4242);
+	CHECK_INT(rec[0].from, 0);
+	CHECK_INT(rec[0].to, 1);
+	CHECK_U64(rec[0].pages, 605); /* 600 anon + 5 stack; the bound VMA stays */
+	CHECK_U64(rec[0].bytes, 605 * 4096);
+	CHECK_INT(rec[1].from, 2);
+	CHECK_U64(rec[1].pages, 100);
+	CHECK_U64(res.pages_misplaced, 705);
+	CHECK_U64(res.pages_moved, 705);
+	CHECK_U64(res.bytes_skipped_policy, 500 * 4096);
+	CHECK(!res.budget_exhausted);
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_USER_POLICY), 1);
+	CHECK_U64(np_stats_scans(stats), 1);
+	/* Nothing moved for real. */
+	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 0);
+	np_action_record_format(&rec[0], line, sizeof(line));
+	CHECK_STR(line, "pid 4242: move 605 pages (2.4 MiB) node 0 -> 1");
+	np_actuator_clear_records(act);
+
+	/* max_bytes cuts it: 1 MiB of the 2.4 from node 0, none from node 2. */
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, MIB, &res), 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 1);
+	CHECK_U64(rec[0].pages, 256);
+	CHECK_U64(rec[0].bytes, MIB);
+	CHECK(res.budget_exhausted);
+	np_actuator_clear_records(act);
+
+	/* Everything already on node 1 except what the policy holds. */
+	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 2);
+	CHECK_INT(rec[0].from, 1);
+	CHECK_U64(rec[0].pages, 300 + 512 + 1); /* the file page counts too */
+	CHECK_INT(rec[1].from, 2);
+	CHECK_U64(rec[1].pages, 100);
+	np_actuator_clear_records(act);
+
+	/* A reused pid: same pid, other start time. */
+	task.start_ticks++;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_VANISHED), 1);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 0);
+	/* Kernel threads are never touched. */
+	fixture_task(&task);
+	task.kthread = true;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EPERM);
+	/* A node outside the task's cpuset. */
+	fixture_task(&task);
+	task.has_details = true;
+	np_bitmap_set(&task.mems_allowed, 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EACCES);
+	CHECK_INT(np_actuator_move_pages(act, &task, -1, 0, &res), -EINVAL);
+	np_actuator_free(act);
+
+	/* The global rate: 1 MiB/s on a clock that only moves when told. */
+	params.migrate_rate_mb_s = 1;
+	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
+	fixture_task(&task);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 1);
+	CHECK_U64(rec[0].bytes, MIB);
+	CHECK(res.budget_exhausted);
+	np_actuator_clear_records(act);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_RATE_LIMIT), 1);
+	virtual_ns += SEC / 2;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 1);
+	CHECK_U64(rec[0].bytes, MIB / 2);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+static void test_dry_run_affinity(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator *act;
+	struct np_affinity_result res;
+	struct np_task task;
+	struct np_bitmap node_cpus, want;
+	const struct np_action_record *rec;
+	unsigned nr;
+	char line[256];
+
+	setup(fixture("act-dry"), "handmade-4node", &ctx, &topo, &stats);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, NULL, &act), 0);
+	fixture_task(&task);
+	np_bitmap_zero(&node_cpus);
+	for (unsigned c = 4; c < 8; c++)
+		np_bitmap_set(&node_cpus, c);
+
+	CHECK_INT(np_actuator_set_affinity(act, &task, &node_cpus, &res), 0);
+	CHECK_INT(res.nr, 3);
+	CHECK_INT(res.counts[NP_THREAD_NARROWED], 1);
+	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
+	CHECK_INT(res.counts[NP_THREAD_NO_SETAFFINITY], 1);
+	for (unsigned i = 0; i < res.nr; i++) {
+		const struct np_thread_affinity *th = &res.threads[i];
+
+		if (th->tid == 4242) {
+			CHECK_INT(th->outcome, NP_THREAD_NARROWED);
+			CHECK_INT(np_bitmap_weight(&th->before), 8);
+			CHECK(np_bitmap_equal(&th->effective, &node_cpus));
+		} else if (th->tid == 4243) {
+			/* Pinned by its user to CPUs 0-1: left there. */
+			CHECK_INT(th->outcome, NP_THREAD_EMPTY);
+			CHECK_INT(np_bitmap_weight(&th->effective), 2);
+		} else {
+			CHECK_INT(th->tid, 4244);
+			CHECK_INT(th->outcome, NP_THREAD_NO_SETAFFINITY);
+		}
+	}
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 1);
+	CHECK_INT(rec[0].kind, NP_RECORD_AFFINITY);
+	CHECK_INT(rec[0].tid, 4242);
+	np_bitmap_zero(&want);
+	np_bitmap_or(&want, &want, &node_cpus);
+	CHECK(np_bitmap_equal(&rec[0].cpus, &want));
+	np_action_record_format(&rec[0], line, sizeof(line));
+	CHECK_STR(line, "pid 4242: thread 4242 affinity -> 4-7");
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_AFFINITY_EMPTY), 1);
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_NO_SETAFFINITY), 1);
+	np_affinity_result_clear(&res);
+
+	task.flags = NP_PF_NO_SETAFFINITY;
+	CHECK_INT(np_actuator_set_affinity(act, &task, &node_cpus, &res), -EPERM);
+	np_affinity_result_clear(&res);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+/* ---- The real path on this machine ---- */
+
+static uint64_t read_start_ticks(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* Field 22 is the 20th after the comm. */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		sscanf(p + 1, "%llu", &start);
+	return start;
+}
+
+static void live_task(struct np_task *task, int pid)
+{
+	memset(task, 0, sizeof(*task));
+	task->pid = pid;
+	task->start_ticks = read_start_ticks(pid);
+}
+
+/* A child holding @pages touched pages, waiting to be killed. */
+static int spawn_child(unsigned pages)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char *mem = mmap(NULL, pages * 4096ul, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		for (unsigned i = 0; mem != MAP_FAILED && i < pages; i++)
+			mem[i * 4096ul] = 1;
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1)
+		pid = -1;
+	close(pipefd[0]);
+	return pid;
+}
+
+static void reap(int pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void test_kernel_move_pages_self(void)
+{
+	const struct np_actuator_sys *sys = np_actuator_sys_kernel();
+	char *mem =
+	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *pages[64];
+	int nodes[64], status[64];
+	long r;
+
+	CHECK(mem != MAP_FAILED);
+	if (mem == MAP_FAILED)
+		return;
+	for (int i = 0; i < 64; i++) {
+		mem[i * 4096] = 1;
+		pages[i] = mem + i * 4096;
+		nodes[i] = 0;
+		status[i] = -1;
+	}
+	pages[63] = NULL; /* not mapped: a per-page error, not a failed call */
+	r = sys->move_pages(NULL, getpid(), 64, pages, nodes, status);
+	CHECK_INT(r, 0);
+	for (int i = 0; i < 63; i++)
+		CHECK_INT(status[i], 0);
+	CHECK(status[63] == -EFAULT || status[63] == -ENOENT);
+	r = sys->move_pages(NULL, getpid(), 63, pages, NULL, status);
+	CHECK_INT(r, 0);
+	CHECK_INT(status[10], 0);
+	munmap(mem, 64 * 4096);
+}
+
+static void test_real_batches(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	int child = spawn_child(4000);
+
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	np_actuator_params_init(&params);
+	params.migrate_rate_mb_s = 0;
+	params.allow_migrate_pages = false;
+	params.clock = virtual_clock;
+	params.sys = &fake_sys;
+	virtual_ns = 5000 * SEC;
+	memset(&fake, 0, sizeof(fake));
+	fake.busy_every = 10;
+	fake.ns_per_page = 50000; /* 20 ms = 400 pages */
+	live_task(&task, child);
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+
+	/* Everything of the child is on node 0: "move" it to node 1. */
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK(res.pages_misplaced >= 4000);
+	CHECK_U64(res.pages_moved + res.pages_failed, res.pages_misplaced);
+	CHECK_U64(res.pages_failed, res.pages_misplaced / 10);
+	CHECK_U64(res.bytes_moved, res.pages_moved * 4096);
+	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), res.bytes_moved);
+	CHECK_U64(np_stats_page_failures(stats, EBUSY), res.pages_failed);
+	CHECK_INT(res.calls, fake.calls);
+	CHECK(fake.max_count <= 512);
+	CHECK(fake.calls > res.pages_misplaced / 512);
+	CHECK(!res.used_migrate_pages);
+	CHECK(!res.budget_exhausted);
+	/* The size adapted toward 400 pages a call. */
+	fake.max_count = 0;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK(fake.max_count < 512 && fake.max_count >= 300);
+
+	/* max_bytes: 1 MiB at most. */
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, MIB, &res), 0);
+	CHECK(res.bytes_moved <= MIB && res.bytes_moved > MIB / 2);
+	CHECK(res.budget_exhausted);
+	np_actuator_free(act);
+
+	/* The global rate: 1 MiB/s, then half a second later half a MiB. */
+	params.migrate_rate_mb_s = 1;
+	fake.ns_per_page = 0; /* only the test moves the clock */
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	/* Pages left in place cost no bandwidth: their bytes go back. */
+	CHECK_U64(res.bytes_moved, MIB);
+	CHECK(res.budget_exhausted);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	virtual_ns += SEC / 2;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_U64(res.bytes_moved, MIB / 2);
+	np_actuator_free(act);
+
+	/* Whole-call failures back off, doubling. */
+	params.migrate_rate_mb_s = 0;
+	params.backoff_min_ms = 1000;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	fake.fail_moves = -ENOMEM;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ENOMEM);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ENOMEM), 1);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	CHECK_U64(np_stats_skips(stats, NP_SKIP_BACKOFF), 1);
+	virtual_ns += SEC;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ENOMEM);
+	virtual_ns += SEC; /* the second wait is two seconds */
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	virtual_ns += SEC;
+	fake.fail_moves = 0;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK(res.pages_moved > 0);
+
+	/* Small enough for one migrate_pages at the measured speed. */
+	np_actuator_free(act);
+	params.allow_migrate_pages = true;
+	fake.ns_per_page = 1000; /* 20 ms = 20,000 pages: the child fits */
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK(!res.used_migrate_pages); /* nothing measured yet */
+	CHECK_INT(fake.migrate_calls, 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	/* Unless a sparse range (a sanitizer's shadow) is part of the set. */
+	CHECK_INT(res.used_migrate_pages, res.bytes_skipped_sparse == 0);
+	CHECK_INT(fake.migrate_calls, res.bytes_skipped_sparse == 0);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MIGRATE_PAGES, 0), 0);
+
+	/* The target dies during the second batch call: counted, not
+	 * crashed, and the pid is not acted on again. */
+	np_actuator_free(act);
+	params.allow_migrate_pages = false;
+	params.batch_pages = 64;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	fake.calls = 0;
+	fake.kill_on_call = 2;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(fake.calls, 2);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 1);
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(fake.calls, 2);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+static void test_identity(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	int child = spawn_child(16), other;
+
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	setup("/", "host", &ctx, &topo, &stats);
+	CHECK_INT(np_actuator_new_real(ctx, stats, NULL, &act), 0);
+	live_task(&task, child);
+	CHECK(task.start_ticks > 0);
+	/* On one node, moving to node 0 finds nothing to do, but every check
+	 * runs; on more (the test guest), a second move finds nothing left. */
+	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+	if (numa_max_node() > 0)
+		CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+	CHECK_U64(res.pages_moved, 0);
+	CHECK(np_stats_scans(stats) >= 1);
+	reap(child);
+	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
+	/* A fresh process that might have got the pid: the (pid, start) we
+	 * hold is refused whatever now answers to the pid. */
+	other = spawn_child(1);
+	task.pid = other;
+	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
+	reap(other);
+	np_actuator_prune(act);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+static void test_real_affinity(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator *act;
+	struct np_affinity_result res;
+	struct np_task task;
+	struct np_bitmap mine, one;
+	int child, first;
+
+	CHECK_INT(np_actuator_sys_kernel()->get_affinity(NULL, 0, &mine), 0);
+	if (np_bitmap_weight(&mine) < 2) {
+		printf("one CPU: affinity narrowing not exercised\n");
+		return;
+	}
+	child = spawn_child(1);
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	setup("/", "host", &ctx, &topo, &stats);
+	CHECK_INT(np_actuator_new_real(ctx, stats, NULL, &act), 0);
+	live_task(&task, child);
+	first = np_bitmap_next(&mine, 0);
+	np_bitmap_zero(&one);
+	np_bitmap_set(&one, (unsigned)first);
+	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(res.nr, 1);
+	CHECK_INT(res.threads[0].tid, child);
+	CHECK_INT(res.threads[0].outcome, NP_THREAD_NARROWED);
+	CHECK(np_bitmap_equal(&res.threads[0].effective, &one));
+	CHECK(np_bitmap_equal(&res.threads[0].before, &mine));
+	np_affinity_result_clear(&res);
+	/* Again: already inside. */
+	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(res.counts[NP_THREAD_UNCHANGED], 1);
+	np_affinity_result_clear(&res);
+	/* A node whose CPUs the thread may not use: never widened. */
+	np_bitmap_zero(&one);
+	np_bitmap_set(&one, (unsigned)np_bitmap_next(&mine, (unsigned)first + 1));
+	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
+	np_affinity_result_clear(&res);
+	reap(child);
+	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), -ESRCH);
+	np_affinity_result_clear(&res);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+int main(void)
+{
+	test_token_bucket();
+	test_backoff();
+	test_page_plan();
+	test_batch_size();
+	test_affinity_narrow();
+	test_maps_parse();
+	test_dry_run_pages();
+	test_dry_run_affinity();
+	test_kernel_move_pages_self();
+	test_identity();
+	test_real_affinity();
+	test_real_batches();
+	return check_done();
+}

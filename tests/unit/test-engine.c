@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "check.h"
+#include "engine.h"
+
+#include <errno.h>
+
+static const struct np_report_task *find_task(const struct np_report *r, int pid)
+{
+	for (unsigned i = 0; i < r->nr_tasks; i++)
+		if (r->tasks[i].task.pid == pid)
+			return &r->tasks[i];
+	return NULL;
+}
+
+/* The one-shot report: every user task shown, each with what the daemon
+ * would do and why. */
+static void test_report_decisions(void)
+{
+	struct np_config cfg;
+	struct np_report *r;
+	struct np_ctx *ctx;
+	const struct np_report_task *t;
+
+	np_config_init(&cfg);
+	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_report_collect(ctx, &cfg, 1 << 20, &r), 0);
+	CHECK_INT(r->nr_tasks, 4); /* not the kernel thread */
+	CHECK_INT(r->kernel_numa_balancing, 0);
+
+	t = find_task(r, 100);
+	CHECK(t && t->has_decision);
+	if (t) {
+		CHECK_INT(t->run_node, 0);
+		CHECK_INT(t->action.kind, NP_ACTION_MOVE);
+		CHECK_INT(t->action.reason, NP_REASON_MISPLACED);
+		CHECK_INT(t->action.target_node, 0);
+		CHECK_U64(t->action.move_bytes, 102390ull * 4096);
+		CHECK(t->locality < 0.01);
+	}
+	t = find_task(r, 200);
+	CHECK(t && t->has_decision && t->action.kind == NP_ACTION_KEEP);
+	if (t)
+		CHECK_INT(t->action.reason, NP_REASON_LOCAL);
+	t = find_task(r, 300);
+	CHECK(t && t->has_decision && t->action.kind == NP_ACTION_SKIP);
+	if (t) {
+		CHECK_INT(t->action.reason, NP_REASON_TOO_YOUNG);
+		/* Shown with its memory all the same. */
+		CHECK_U64(t->total_bytes, 51200ull * 4096);
+	}
+	t = find_task(r, 400);
+	CHECK(t && t->action.kind == NP_ACTION_SKIP && t->action.reason == NP_REASON_TOO_SMALL);
+	CHECK(find_task(r, 2) == NULL);
+	np_report_free(r);
+
+	/* With the young task's delay gone, it is decided on like the others. */
+	cfg.scan_delay_ms = 0;
+	CHECK_INT(np_report_collect(ctx, &cfg, 1 << 20, &r), 0);
+	t = find_task(r, 300);
+	CHECK(t && t->action.reason != NP_REASON_TOO_YOUNG);
+	np_report_free(r);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
+/* The daemon's cycle on a virtual clock: slow start, then one read per
+ * period, dry-run moves recorded, nothing changed. */
+static void test_ticks(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	const struct np_sched_counters *sc;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_report *snap;
+	struct np_ctx *ctx;
+
+	np_config_init(&cfg);
+	/* A fixture's CPU times stand still: without this, every task would be
+	 * idle after its first look. */
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	sc = np_engine_sched_counters(engine);
+
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	/* hog and local are old and big enough; young, small and kthreadd not. */
+	CHECK_INT(snap->nr_tasks, 2);
+	CHECK_U64(sc->numa_maps_reads, 2);
+	CHECK_INT(np_engine_tracked(engine), 2);
+	CHECK(snap->nr_tasks == 2 && snap->tasks[0].action.kind == NP_ACTION_MOVE);
+	np_report_free(snap);
+
+	/* Inside the period nothing is read again. */
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 2);
+	/* After it, both are. */
+	np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 4);
+	CHECK_U64(np_stats_scans(np_engine_stats(engine)), 4);
+
+	/* With the default CPU threshold, tasks whose CPU time stands still are
+	 * idle: not read again. */
+	cfg.min_cpu_percent = 5;
+	CHECK_INT(np_engine_set_config(engine, &cfg), 0);
+	np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 4);
+	CHECK(sc->verdicts[NP_SCHED_SKIP_IDLE] >= 2);
+
+	/* A reload that the scheduler refuses keeps the old configuration. */
+	cfg.scan_period_min_ms = 0;
+	CHECK(np_engine_set_config(engine, &cfg) != 0);
+	cfg.scan_period_min_ms = 2000;
+	CHECK_INT(np_engine_set_config(engine, &cfg), 0);
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
+int main(void)
+{
+	test_report_decisions();
+	test_ticks();
+	return check_done();
+}

@@ -1,0 +1,202 @@
+#!/bin/sh
+# Boot a multi-node Linux guest under QEMU (software emulation) and run test
+# scenarios inside it, or open a shell there, or capture /proc and /sys
+# files from it as test fixtures. See tests/vm/README.md.
+set -eu
+
+usage() {
+	cat <<USAGE
+usage: $0 [options] SCENARIO...   run scenarios (tests/vm/scenarios/NAME.sh) in one boot
+       $0 [options] --shell       interactive shell in the guest (leave with exit or Ctrl-A x)
+       $0 [options] --capture DIR capture /proc and /sys files from the guest into DIR
+options:
+  --topology NAME   tests/vm/topologies/NAME.conf (default 2node)
+  --build-dir DIR   meson build directory holding the binaries (default: build)
+  --timeout SEC     hard limit for the guest's whole life (default 600; shell 3600)
+USAGE
+	exit 2
+}
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+vmdir=$src/tests/vm
+topology=2node
+build=$src/build
+mode=run
+timeout=
+capture_dir=
+scenarios=
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--topology) topology=${2:?}; shift ;;
+	--build-dir) build=${2:?}; shift ;;
+	--timeout) timeout=${2:?}; shift ;;
+	--shell) mode=shell ;;
+	--capture) mode=capture; capture_dir=${2:?}; shift ;;
+	-h|--help) usage ;;
+	-*) echo "$0: unknown option $1" >&2; usage ;;
+	*) scenarios="$scenarios $1" ;;
+	esac
+	shift
+done
+
+case $mode in
+run) [ -n "$scenarios" ] || usage ;;
+capture) scenarios=capture ;;
+esac
+for s in $scenarios; do
+	[ -f "$vmdir/scenarios/$s.sh" ] || { echo "$0: no scenario $vmdir/scenarios/$s.sh" >&2; exit 2; }
+done
+topo_file=$vmdir/topologies/$topology.conf
+[ -f "$topo_file" ] || { echo "$0: no topology $topo_file" >&2; exit 2; }
+[ -x "$build/daemon/numaplaced" ] || { echo "$0: build $build first (no daemon/numaplaced)" >&2; exit 2; }
+build=$(cd "$build" && pwd)
+: "${timeout:=$([ $mode = shell ] && echo 3600 || echo 600)}"
+
+"$src/tests/install-deps.sh" vm
+
+# --- Kernel: Debian's, the package linux-image-amd64 depends on, unpacked
+# once into the build directory.
+kernel_cache=$build/vm-kernel
+find_kernel() {
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+	if [ -z "$pkg" ]; then
+		# No apt lists (or no network to refresh them): any kernel
+		# unpacked before will do.
+		kernel=$(ls "$kernel_cache"/*/boot/vmlinuz-* 2>/dev/null | tail -n 1)
+		[ -n "$kernel" ] || { echo "$0: apt-cache names no linux-image package" >&2; exit 1; }
+		return
+	fi
+	kernel=$(ls "$kernel_cache/$pkg"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$kernel" ] && return
+	echo "vm: fetching kernel package $pkg"
+	rm -rf "$kernel_cache/$pkg.tmp"
+	mkdir -p "$kernel_cache/$pkg.tmp"
+	(cd "$kernel_cache/$pkg.tmp" && { apt-get download -q "$pkg" ||
+		{ apt-get update -q && apt-get download -q "$pkg"; }; })
+	# Only boot/ is needed: the guest has no modules and no root disk.
+	mkdir -p "$kernel_cache/$pkg.tmp/root"
+	dpkg-deb --fsys-tarfile "$kernel_cache/$pkg.tmp"/*.deb |
+		tar -x -C "$kernel_cache/$pkg.tmp/root" --wildcards './boot/*'
+	rm -rf "$kernel_cache/$pkg"
+	mv "$kernel_cache/$pkg.tmp/root" "$kernel_cache/$pkg"
+	rm -rf "$kernel_cache/$pkg.tmp"
+	kernel=$(ls "$kernel_cache/$pkg"/boot/vmlinuz-* | head -n 1)
+}
+if [ -n "${NP_VM_KERNEL:-}" ]; then
+	kernel=$NP_VM_KERNEL
+else
+	find_kernel
+fi
+
+# --- Initramfs: busybox, the project's binaries and the host tools listed in
+# tests/vm/guest-tools, each with the shared libraries ldd names.
+stage=$build/vm-initramfs
+initrd=$build/vm-initramfs.cpio.gz
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/np/bin" "$stage/np/scenarios" "$stage/etc" \
+	"$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/usr/bin"
+
+copy_with_libs() {
+	cp -L "$1" "$stage$2"
+	ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			[ -e "$stage$lib" ] && continue
+			mkdir -p "$stage$(dirname "$lib")"
+			cp -L "$lib" "$stage$lib"
+		done
+}
+
+cp /bin/busybox "$stage/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ "$applet" = busybox ] || ln -s busybox "$stage/bin/$applet"
+done
+copy_with_libs "$build/daemon/numaplaced" /np/bin/numaplaced
+for exe in "$build"/tests/workloads/np-*; do
+	[ -f "$exe" ] && [ -x "$exe" ] && copy_with_libs "$exe" "/np/bin/$(basename "$exe")"
+done
+grep -v '^#' "$vmdir/guest-tools" | while read -r tool; do
+	[ -n "$tool" ] || continue
+	[ -x "$tool" ] || { echo "$0: guest tool $tool is missing on this host" >&2; exit 1; }
+	mkdir -p "$stage$(dirname "$tool")"
+	copy_with_libs "$tool" "$tool"
+done
+cp "$vmdir"/scenarios/*.sh "$stage/np/scenarios/"
+cp "$vmdir/guest-lib.sh" "$stage/np/guest-lib.sh"
+cp "$topo_file" "$stage/np/topology.conf"
+cp "$vmdir/init.sh" "$stage/init"
+chmod 755 "$stage/init"
+cat >"$stage/etc/np-vm.conf" <<CONF
+NP_MODE=$mode
+NP_TOPOLOGY=$topology
+NP_SCENARIOS="$scenarios"
+CONF
+(cd "$stage" && find . | cpio -o -H newc --quiet) | gzip -1 >"$initrd"
+[ "$(wc -c <"$initrd")" -gt 100000 ] || { echo "$0: $initrd came out empty (cpio?)" >&2; exit 1; }
+
+# --- QEMU arguments from the topology file:
+#   node ID [cpus=LIST] mem=SIZE      (no cpus: a memory-only node)
+#   distance SRC D0 D1 ...            (one row of the distance matrix)
+numa_args=
+total_mib=0
+cpu_count=0
+while read -r kind id rest; do
+	case $kind in
+	''|'#'*) continue ;;
+	node)
+		cpus= mem=
+		for kv in $rest; do
+			case $kv in
+			cpus=*) cpus=${kv#cpus=} ;;
+			mem=*) mem=${kv#mem=} ;;
+			*) echo "$topo_file: unknown node setting $kv" >&2; exit 2 ;;
+			esac
+		done
+		case $mem in
+		*M) mib=${mem%M} ;;
+		*G) mib=$((${mem%G} * 1024)) ;;
+		*) echo "$topo_file: node $id: mem=$mem must end in M or G" >&2; exit 2 ;;
+		esac
+		total_mib=$((total_mib + mib))
+		node="node,nodeid=$id,memdev=m$id"
+		for range in $(echo "$cpus" | tr ',' ' '); do
+			node="$node,cpus=$range"
+			last=${range#*-}
+			[ "$last" -lt "$cpu_count" ] || cpu_count=$((last + 1))
+		done
+		numa_args="$numa_args -object memory-backend-ram,id=m$id,size=${mib}M -numa $node"
+		;;
+	distance)
+		dst=0
+		for val in $rest; do
+			[ "$dst" = "$id" ] || numa_args="$numa_args -numa dist,src=$id,dst=$dst,val=$val"
+			dst=$((dst + 1))
+		done
+		;;
+	*) echo "$topo_file: unknown line '$kind'" >&2; exit 2 ;;
+	esac
+done <"$topo_file"
+
+# shellcheck disable=SC2086
+set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic" \
+	-nodefaults -display none -no-reboot
+
+if [ $mode = shell ]; then
+	exec "$@" -serial mon:stdio
+fi
+outdir=$build/vm-out/$topology-$(echo $scenarios | tr ' ' '+')
+rm -rf "$outdir"
+status=0
+python3 "$vmdir/console.py" "$outdir" "$vmdir/scenarios" "$topo_file" "$timeout" -- \
+	"$@" -serial stdio || status=$?
+if [ $mode = capture ] && [ $status = 0 ]; then
+	rm -rf "$capture_dir"
+	mkdir -p "$capture_dir"
+	tar -x -C "$capture_dir" -f "$outdir/capture/fixture.tar"
+	echo "vm: fixture written to $capture_dir"
+fi
+exit $status

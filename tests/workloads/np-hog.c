@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * np-hog: hold memory placed on chosen nodes and keep using it.
+ *
+ * The memory is split into one slice per thread; slice i is placed on the
+ * i-th node of --node (cycling) and touched by thread i, which runs on the
+ * i-th CPU of --cpus (cycling) when that is given. Once every page is in,
+ * the program prints "ready" and then touches every page again in passes,
+ * printing each pass's duration: the slowest pass shows how long the task
+ * stalled while somebody moved its pages. SIGTERM or SIGINT ends it with a
+ * summary line.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+struct hog_thread {
+	pthread_t thread;
+	int index;
+	int node;
+	int cpu;
+	char *mem;
+	size_t bytes;
+	double slowest_ms;
+	unsigned long passes;
+};
+
+struct hog {
+	unsigned long mib;
+	int nodes[WL_MAX_IDS];
+	size_t node_count;
+	int cpus[WL_MAX_IDS];
+	size_t cpu_count;
+	enum wl_policy policy;
+	unsigned long threads;
+	unsigned long pause_ms;
+	unsigned long max_passes;
+	bool quiet;
+	pthread_barrier_t ready;
+};
+
+static struct hog hog = {
+	.mib = 64,
+	.policy = WL_POLICY_BIND,
+	.threads = 1,
+	.pause_ms = 100,
+};
+
+static atomic_bool stopping;
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_stop(int sig)
+{
+	atomic_store(&stopping, true);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: np-hog [options]\n"
+		"  --mib=N          memory to hold, MiB (default 64)\n"
+		"  --node=LIST      nodes for the threads' slices, e.g. 1 or 0,1 (default: none)\n"
+		"  --policy=P       bind, preferred or local (default bind)\n"
+		"  --threads=N      threads, each with its own slice (default 1)\n"
+		"  --cpus=LIST      CPU for each thread, cycling (default: not pinned)\n"
+		"  --pause-ms=N     pause between passes (default 100)\n"
+		"  --passes=N       stop after N passes (default: until SIGTERM)\n"
+		"  --quiet          print only ready and the summary, not every pass\n");
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"mib", required_argument, NULL, 'm'},
+		{"node", required_argument, NULL, 'n'},
+		{"policy", required_argument, NULL, 'p'},
+		{"threads", required_argument, NULL, 't'},
+		{"cpus", required_argument, NULL, 'c'},
+		{"pause-ms", required_argument, NULL, 'w'},
+		{"passes", required_argument, NULL, 'P'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			hog.mib = wl_parse_ulong("mib", optarg);
+			break;
+		case 'n':
+			hog.node_count = wl_parse_list("node", optarg, hog.nodes);
+			break;
+		case 'p':
+			hog.policy = wl_parse_policy(optarg);
+			break;
+		case 't':
+			hog.threads = wl_parse_ulong("threads", optarg);
+			break;
+		case 'c':
+			hog.cpu_count = wl_parse_list("cpus", optarg, hog.cpus);
+			break;
+		case 'w':
+			hog.pause_ms = wl_parse_ulong("pause-ms", optarg);
+			break;
+		case 'P':
+			hog.max_passes = wl_parse_ulong("passes", optarg);
+			break;
+		case 'q':
+			hog.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		wl_die("unexpected argument '%s'", argv[optind]);
+	if (hog.threads < 1 || hog.threads > WL_MAX_IDS)
+		wl_die("--threads: expected 1 to %d, not %lu", WL_MAX_IDS, hog.threads);
+	if (hog.mib < 1 || hog.mib > (1UL << 30))
+		wl_die("--mib: expected at least 1, not %lu", hog.mib);
+}
+
+static void *hog_thread_main(void *arg)
+{
+	struct hog_thread *t = arg;
+
+	if (t->cpu >= 0)
+		wl_pin_to_cpu(t->cpu);
+	wl_touch(t->mem, t->bytes);
+	pthread_barrier_wait(&hog.ready);
+
+	while (!atomic_load(&stopping) && (!hog.max_passes || t->passes < hog.max_passes)) {
+		double start = wl_now_ms(), took;
+
+		wl_touch(t->mem, t->bytes);
+		took = wl_now_ms() - start;
+		t->passes++;
+		if (took > t->slowest_ms)
+			t->slowest_ms = took;
+		if (!hog.quiet) {
+			pthread_mutex_lock(&print_lock);
+			printf("pass %lu thread %d ms %.1f\n", t->passes, t->index, took);
+			fflush(stdout);
+			pthread_mutex_unlock(&print_lock);
+		}
+		if (hog.pause_ms)
+			usleep(hog.pause_ms * 1000);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct hog_thread *threads;
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t total, slice;
+	struct sigaction sa = {.sa_handler = on_stop};
+	double slowest = 0;
+	unsigned long passes = 0;
+	int err;
+
+	wl_set_prog(argv[0]);
+	parse_args(argc, argv);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	total = hog.mib << 20;
+	slice = (total / hog.threads + page - 1) / page * page;
+	threads = calloc(hog.threads, sizeof(*threads));
+	if (!threads)
+		wl_die("out of memory");
+	pthread_barrier_init(&hog.ready, NULL, hog.threads + 1);
+	for (unsigned long i = 0; i < hog.threads; i++) {
+		struct hog_thread *t = &threads[i];
+
+		t->index = (int)i;
+		t->node = hog.node_count ? hog.nodes[i % hog.node_count] : -1;
+		t->cpu = hog.cpu_count ? hog.cpus[i % hog.cpu_count] : -1;
+		t->bytes = slice;
+		t->mem = wl_map_on_node(slice, t->node, hog.policy);
+		err = pthread_create(&t->thread, NULL, hog_thread_main, t);
+		if (err)
+			wl_die("starting thread %lu: %s", i, strerror(err));
+	}
+	pthread_barrier_wait(&hog.ready);
+	printf("ready pid %d mib %lu threads %lu\n", (int)getpid(), hog.mib, hog.threads);
+	fflush(stdout);
+
+	for (unsigned long i = 0; i < hog.threads; i++) {
+		pthread_join(threads[i].thread, NULL);
+		passes += threads[i].passes;
+		if (threads[i].slowest_ms > slowest)
+			slowest = threads[i].slowest_ms;
+	}
+	printf("done passes %lu slowest_ms %.1f\n", passes, slowest);
+	free(threads);
+	return 0;
+}
