@@ -3,7 +3,7 @@
 # tests/vm, unchanged: a staging tree beside the build directory links the
 # harness files and adds the benchmark scenarios, the benchmark topologies and
 # the extra guest programs (numad, util-linux unshare, coreutils
-# date), then tests/vm/run-vm.sh boots from there.
+# date, bench-migrate), then tests/vm/run-vm.sh boots from there.
 #
 # usage: vm-bench.sh --build-dir DIR --topology NAME [--timeout SEC] SCENARIO...
 # Output: DIR/vm-out/NAME-SCENARIO+.../SCENARIO/* (see tests/vm/README.md).
@@ -64,13 +64,20 @@ done
 	echo "$numad_root/usr/bin/numad"
 	echo /usr/bin/unshare
 	echo /usr/bin/date
+	echo "$build/tests/bench/bench-migrate"
 } >"$stage/tests/vm/guest-tools"
 # Where the guest finds what the host paths above became.
 cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
 BENCH_NUMAD=$numad_root/usr/bin/numad
+BENCH_MIGRATE=$build/tests/bench/bench-migrate
+BENCH_MIGRATE_RUNS=${BENCH_MIGRATE_RUNS:-3}
 BENCH_SECONDS=${BENCH_SECONDS:-20}
 BENCH_SCENARIOS="${BENCH_SCENARIOS:-}"
 BENCH_SYSTEMS="${BENCH_SYSTEMS:-}"
+BENCH_NUMAPLACED_ARGS="${BENCH_NUMAPLACED_ARGS:-}"
+BENCH_LOG_LINES=${BENCH_LOG_LINES:-40}
+BENCH_SPAWN_ROUNDS=${BENCH_SPAWN_ROUNDS:-2}
+BENCH_SPAWN_COUNT=${BENCH_SPAWN_COUNT:-400}
 ENV
 
 # shellcheck disable=SC2086

@@ -93,13 +93,14 @@ bench_start_system() {
 		# numad holds back for 300 s after boot, counted on the monotonic
 		# clock: a fresh time namespace 1000 s ahead lets it act at once.
 		# util-linux unshare by its path: busybox sh prefers its own
-		# applet, which has no --time.
+		# applet, which has no --time. This numad has no foreground
+		# option: it detaches, and is found by name.
 		mkdir -p /var/log /var/run
-		rm -f /var/run/numad.pid /var/log/numad.log
+		rm -f /var/run/numad.pid /var/log/numad.log numad.out
 		interval=
 		[ "$1" = numad-i5 ] && interval="-i 5"
 		# shellcheck disable=SC2086
-		/usr/bin/unshare --time --monotonic 1000 --fork "$BENCH_NUMAD" -F $interval >numad.out 2>&1 &
+		/usr/bin/unshare --time --monotonic 1000 --fork "$BENCH_NUMAD" $interval >numad.out 2>&1 &
 		BENCH_UNSHARE_PID=$!
 		left=50
 		while [ -z "$PLACER_PID" ] && [ $left -gt 0 ]; do
@@ -111,7 +112,9 @@ bench_start_system() {
 		;;
 	numaplaced)
 		: >/tmp/bench-numaplaced.conf
-		numaplaced --foreground -c /tmp/bench-numaplaced.conf >numaplaced.log 2>&1 &
+		# shellcheck disable=SC2086
+		numaplaced --foreground -c /tmp/bench-numaplaced.conf ${BENCH_NUMAPLACED_ARGS:-} \
+			>numaplaced.log 2>&1 &
 		PLACER_PID=$!
 		sleep 0.2
 		kill -0 "$PLACER_PID" 2>/dev/null || np_fail "numaplaced did not start: $(cat numaplaced.log)"
@@ -125,6 +128,11 @@ bench_start_system() {
 bench_stop_system() {
 	if [ -n "$PLACER_PID" ]; then
 		ticks=$(bench_cpu_ticks "$PLACER_PID")
+		# numaplaced logs its counters on SIGUSR1.
+		if [ -z "${BENCH_UNSHARE_PID:-}" ]; then
+			kill -USR1 "$PLACER_PID" 2>/dev/null
+			sleep 0.5
+		fi
 		echo "placer_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')"
 		kill -TERM "$PLACER_PID" 2>/dev/null
 		left=50
@@ -135,8 +143,9 @@ bench_stop_system() {
 		kill -KILL "$PLACER_PID" 2>/dev/null
 		wait "${BENCH_UNSHARE_PID:-$PLACER_PID}" 2>/dev/null
 		# The placer's own account of what it did, for the record.
-		for log in /var/log/numad.log numaplaced.log; do
-			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n 40
+		for log in numad.out /var/log/numad.log numaplaced.log; do
+			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n "${BENCH_LOG_LINES:-40}"
+			rm -f "$log"
 		done
 	fi
 	BENCH_UNSHARE_PID=
