@@ -48,9 +48,12 @@
 #define DEFAULT_BATCH_TARGET_MS 20
 #define MIN_BATCH_PAGES 16
 #define MAX_BATCH_PAGES 16384
-/* Pages looked up per status query: a page-table walk without migration is
- * one to two orders cheaper per page than a move. */
+/* Pages looked up per status query, at most: a page-table walk without
+ * migration is one to two orders cheaper per page than a move, but in a slow
+ * guest 16384 lookups still took 140 ms, so their count adapts to the same
+ * call time as the moves, from a start of 4096. */
 #define QUERY_PAGES MAX_BATCH_PAGES
+#define FIRST_QUERY_PAGES 4096
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 300000
 #define MAPS_MAX (256u << 20)
@@ -429,6 +432,7 @@ struct np_actuator {
 	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
 	bool allow_migrate_pages;
 	unsigned batch_pages; /* adapted to the measured call time */
+	unsigned query_pages; /* likewise, for lookups */
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
 	struct np_token_bucket rate;
 
@@ -441,6 +445,7 @@ struct np_actuator {
 
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
+	uint64_t records_dropped;
 };
 
 void np_actuator_params_init(struct np_actuator_params *params)
@@ -485,6 +490,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
 	if (act->batch_pages > MAX_BATCH_PAGES)
 		act->batch_pages = MAX_BATCH_PAGES;
+	act->query_pages = FIRST_QUERY_PAGES;
 	act->backoff_min_ns =
 	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
 	act->backoff_max_ns =
@@ -492,7 +498,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->allow_migrate_pages = params->allow_migrate_pages;
 	/* A burst of one second's worth: a tick can spend what the quiet
 	 * seconds before it saved, no more. */
-	rate = params->migrate_rate_mb_s * MIB;
+	rate = params->migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : params->migrate_rate_mb_s * MIB;
 	np_token_bucket_init(&act->rate, rate, rate, now(act));
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
@@ -548,24 +554,39 @@ const struct np_action_record *np_actuator_records(const struct np_actuator *act
 void np_actuator_clear_records(struct np_actuator *act)
 {
 	act->nr_records = 0;
+	act->records_dropped = 0;
 }
 
-static struct np_action_record *add_record(struct np_actuator *act)
+/* Log a dry-run record, and keep it while there is room: a daemon that
+ * never reads them must not grow without bound. */
+static void keep_record(struct np_actuator *act, const struct np_action_record *rec)
 {
-	struct np_action_record *rec;
+	char line[256];
 
+	np_action_record_format(rec, line, sizeof(line));
+	np_log(act->ctx, LOG_INFO, "dry run: %s", line);
 	if (act->nr_records == act->cap_records) {
 		unsigned cap = act->cap_records ? act->cap_records * 2 : 16;
-		struct np_action_record *bigger = realloc(act->records, cap * sizeof(*bigger));
+		struct np_action_record *bigger;
 
-		if (!bigger)
-			return NULL;
+		if (act->cap_records >= NP_ACTUATOR_RECORDS_MAX) {
+			act->records_dropped++;
+			return;
+		}
+		bigger = realloc(act->records, cap * sizeof(*bigger));
+		if (!bigger) {
+			act->records_dropped++;
+			return;
+		}
 		act->records = bigger;
 		act->cap_records = cap;
 	}
-	rec = &act->records[act->nr_records++];
-	memset(rec, 0, sizeof(*rec));
-	return rec;
+	act->records[act->nr_records++] = *rec;
+}
+
+uint64_t np_actuator_records_dropped(const struct np_actuator *act)
+{
+	return act->records_dropped;
 }
 
 size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size)
@@ -755,6 +776,7 @@ struct collect {
 	uint64_t misplaced_bytes;
 	uint64_t policy_bytes;
 	uint64_t sparse_bytes;
+	uint64_t shared_bytes;
 	uint64_t *src_pages; /* NP_MAX_NODES: misplaced pages per source node */
 	uint64_t *src_bytes;
 };
@@ -793,6 +815,12 @@ static int collect_vma(void *data, const struct np_nm_vma *vma)
 	 * leave that memory where they asked for it. */
 	if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL) {
 		col->policy_bytes += misplaced * vma->kernel_page_bytes;
+		return 0;
+	}
+	/* MPOL_MF_MOVE leaves pages other tasks map too (-EACCES each): a
+	 * shared library or file mapped elsewhere would only add failures. */
+	if (vma->file && vma->mapmax > 1) {
+		col->shared_bytes += misplaced * vma->kernel_page_bytes;
 		return 0;
 	}
 	range = find_range(col, vma->start);
@@ -1018,8 +1046,9 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 	 * it said was already in place. */
 	for (uint64_t addr = c->start; addr < c->end && !ms->stop && found < c->misplaced;) {
 		uint64_t left = (c->end - addr) / c->page_bytes;
-		unsigned n = left < QUERY_PAGES ? (unsigned)left : QUERY_PAGES;
+		unsigned n = left < act->query_pages ? (unsigned)left : act->query_pages;
 		struct np_page_plan plan;
+		uint64_t t0, elapsed;
 		long r;
 		int err;
 
@@ -1028,10 +1057,15 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		for (unsigned i = 0; i < n; i++)
 			act->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
 		addr += n * c->page_bytes;
+		t0 = now(act);
 		r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
 					 act->status);
+		elapsed = now(act) - t0;
 		if (r < 0)
 			return (int)r;
+		if (n >= act->query_pages / 2)
+			act->query_pages = np_batch_size_next(
+			    act->query_pages, elapsed * act->query_pages / n, act->batch_target_ns);
 		np_stats_add_pages_queried(act->stats, n);
 		ms->res->pages_queried += n;
 		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n,
@@ -1122,7 +1156,7 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 
 	for (unsigned node = 0; node < NP_MAX_NODES; node++) {
 		uint64_t pages = col->src_pages[node], bytes = col->src_bytes[node], granted;
-		struct np_action_record *rec;
+		struct np_action_record rec = {.kind = NP_RECORD_PAGES};
 
 		if (!pages)
 			continue;
@@ -1143,16 +1177,13 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 			ms->budget -= bytes;
 		if (!pages)
 			continue;
-		rec = add_record(act);
-		if (!rec)
-			return;
-		rec->kind = NP_RECORD_PAGES;
-		rec->pid = ms->task->pid;
-		rec->start_ticks = ms->task->start_ticks;
-		rec->from = (int)node;
-		rec->to = ms->target;
-		rec->pages = pages;
-		rec->bytes = bytes;
+		rec.pid = ms->task->pid;
+		rec.start_ticks = ms->task->start_ticks;
+		rec.from = (int)node;
+		rec.to = ms->target;
+		rec.pages = pages;
+		rec.bytes = bytes;
+		keep_record(act, &rec);
 		ms->res->pages_moved += pages;
 		ms->res->bytes_moved += bytes;
 	}
@@ -1198,6 +1229,7 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	err = collect_candidates(act, task->pid, target_node, &col);
 	result->bytes_skipped_policy = col.policy_bytes;
 	result->bytes_skipped_sparse = col.sparse_bytes;
+	result->bytes_skipped_shared = col.shared_bytes;
 	if (col.policy_bytes)
 		np_stats_add_skip(act->stats, NP_SKIP_USER_POLICY);
 	if (!err && act->dry) {
@@ -1329,17 +1361,15 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 		break;
 	}
 	if (act->dry) {
-		struct np_action_record *rec = add_record(act);
+		struct np_action_record rec = {.kind = NP_RECORD_AFFINITY,
+					       .pid = task->pid,
+					       .start_ticks = task->start_ticks,
+					       .tid = th->tid,
+					       .cpus = wanted};
 
 		th->outcome = NP_THREAD_NARROWED;
 		th->effective = wanted;
-		if (rec) {
-			rec->kind = NP_RECORD_AFFINITY;
-			rec->pid = task->pid;
-			rec->start_ticks = task->start_ticks;
-			rec->tid = th->tid;
-			rec->cpus = wanted;
-		}
+		keep_record(act, &rec);
 		return;
 	}
 	err = act->sys->set_affinity(act->sys->data, th->tid, &wanted);

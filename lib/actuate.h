@@ -89,11 +89,16 @@ struct np_move_result {
 	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
+	uint64_t bytes_skipped_shared; /* in files other tasks map too */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
 	uint64_t elapsed_ns;
 };
+
+/* The actions count their own skips in the stats (vanished, backoff,
+ * rate_limit, kthread, no_setaffinity, affinity_empty, user_policy): a
+ * caller counting them from the return value would count them twice. */
 
 /* Move the pages of @task that are on other nodes to @target_node, at most
  * @max_bytes (0: no limit besides the global rate). Pages are found through
@@ -152,9 +157,14 @@ struct np_action_record {
 	struct np_bitmap cpus; /* affinity: the new mask */
 };
 
+/* Records kept between clears; later ones are only logged (LOG_INFO, like
+ * every record) and counted as dropped. */
+#define NP_ACTUATOR_RECORDS_MAX 1024
+
 /* The records so far (none for the real actuator); valid until the next
  * action or clear. */
 const struct np_action_record *np_actuator_records(const struct np_actuator *act, unsigned *nr);
+uint64_t np_actuator_records_dropped(const struct np_actuator *act);
 void np_actuator_clear_records(struct np_actuator *act);
 
 /* One line describing @rec, as snprintf. */

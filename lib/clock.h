@@ -24,6 +24,7 @@ void np_clock_free(struct np_clock *clock);
 /* The current time in milliseconds. */
 uint64_t np_clock_now_ms(const struct np_clock *clock);
 
+/* True for a virtual clock (tests, replay). */
 bool np_clock_is_virtual(const struct np_clock *clock);
 
 /* Move a virtual clock forward by @ms. Returns 0, or -EINVAL on a real

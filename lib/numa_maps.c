@@ -34,6 +34,7 @@ struct np_nm_parser {
 	struct np_nm_node_pages nodes[NP_MAX_NODES];
 	struct np_bitmap policy_nodes;
 	bool policy_nodes_dirty;
+	bool check_nul; /* the line's chunk holds a NUL: look for one in paths */
 
 	int err;
 	unsigned err_line;
@@ -44,15 +45,6 @@ struct np_nm_parser {
 
 /* Keys whose value is a page count, in struct np_nm_vma order. */
 enum count_key { K_ANON, K_DIRTY, K_MAPPED, K_MAPMAX, K_SWAPCACHE, K_ACTIVE, K_WRITEBACK, K_NR };
-
-static const struct {
-	const char *name;
-	size_t len;
-} count_keys[K_NR] = {
-    [K_ANON] = {"anon", 4},	      [K_DIRTY] = {"dirty", 5},		[K_MAPPED] = {"mapped", 6},
-    [K_MAPMAX] = {"mapmax", 6},	      [K_SWAPCACHE] = {"swapcache", 9}, [K_ACTIVE] = {"active", 6},
-    [K_WRITEBACK] = {"writeback", 9},
-};
 
 /* mpol_to_str()'s policy_modes[], longest first where one is a prefix of
  * another ("prefer (many)" before "prefer"). */
@@ -120,30 +112,58 @@ static bool parse_u64(const char *s, const char *end, uint64_t *out)
 	return true;
 }
 
-static bool parse_hex(const char *s, const char *end, uint64_t *out)
+/* Hex digit value plus one; 0 for anything else. */
+static const unsigned char hex_digit[256] = {
+    ['0'] = 1,	['1'] = 2,  ['2'] = 3,	['3'] = 4,  ['4'] = 5,	['5'] = 6,  ['6'] = 7,	['7'] = 8,
+    ['8'] = 9,	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* The start address: 1 to 16 hex digits and a space. Returns the space or
+ * NULL. */
+static const char *parse_start(const char *s, const char *end, uint64_t *out)
 {
+	const char *q = s;
 	uint64_t v = 0;
+	unsigned d;
 
-	if (s == end || end - s > 16)
-		return false;
-	for (; s < end; s++) {
-		unsigned c = (unsigned char)*s, d;
-
-		if (c - '0' <= 9)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' <= 5)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			return false;
-		v = v << 4 | d;
+	while (q < end && (d = hex_digit[(unsigned char)*q]) != 0) {
+		v = v << 4 | (d - 1);
+		q++;
 	}
+	if (q == s || q - s > 16 || q == end || *q != ' ')
+		return NULL;
 	*out = v;
-	return true;
+	return q;
 }
 
-static bool token_is(const char *s, const char *end, const char *lit, size_t len)
+/* Inlined with a constant @len, so no call per token. */
+static inline bool token_is(const char *s, const char *end, const char *lit, size_t len)
 {
-	return (size_t)(end - s) == len && memcmp(s, lit, len) == 0;
+	return (size_t)(end - s) == len && __builtin_memcmp(s, lit, len) == 0;
+}
+
+/* Which count a key names, or K_NR; a switch, as this runs for most tokens. */
+static enum count_key count_key(const char *s, const char *end)
+{
+	switch (*s) {
+	case 'a':
+		return token_is(s, end, "anon", 4)     ? K_ANON
+		       : token_is(s, end, "active", 6) ? K_ACTIVE
+						       : K_NR;
+	case 'd':
+		return token_is(s, end, "dirty", 5) ? K_DIRTY : K_NR;
+	case 'm':
+		return token_is(s, end, "mapped", 6)   ? K_MAPPED
+		       : token_is(s, end, "mapmax", 6) ? K_MAPMAX
+						       : K_NR;
+	case 's':
+		return token_is(s, end, "swapcache", 9) ? K_SWAPCACHE : K_NR;
+	case 'w':
+		return token_is(s, end, "writeback", 9) ? K_WRITEBACK : K_NR;
+	default:
+		return K_NR;
+	}
 }
 
 static int parse_policy_flags(struct np_nm_parser *p, struct np_nm_vma *v, const char *s,
@@ -210,6 +230,13 @@ static int parse_policy(struct np_nm_parser *p, struct np_nm_vma *v, const char 
 	size_t i;
 	int err;
 
+	/* Nearly every line says just "default". */
+	if (end - s >= 7 && __builtin_memcmp(s, "default", 7) == 0 &&
+	    (s + 7 == end || s[7] == ' ')) {
+		v->policy = NP_MPOL_DEFAULT;
+		*pos = s + 7;
+		return 0;
+	}
 	for (i = 0; i < sizeof(policy_modes) / sizeof(policy_modes[0]); i++) {
 		size_t len = policy_modes[i].len;
 
@@ -269,28 +296,28 @@ static int decode_path(struct np_nm_parser *p, struct np_nm_vma *v, const char *
 		p->path = bigger;
 		p->path_cap = cap;
 	}
-	if (memchr(s, '\0', len))
-		return fail(p, "NUL byte in file= path");
+	/* Whole runs between backslashes are copied: most paths have none. */
 	out = p->path;
 	while (s < end) {
 		const char *bs = memchr(s, '\\', (size_t)(end - s));
-		const char *upto = bs ? bs : end;
+		const char *run_end = bs ? bs : end;
 
-		memcpy(out, s, (size_t)(upto - s));
-		out += upto - s;
-		s = upto;
+		memcpy(out, s, (size_t)(run_end - s));
+		out += run_end - s;
+		s = run_end;
 		if (!bs)
 			break;
-		if (end - bs >= 4 && bs[1] == '0' &&
-		    ((bs[2] == '4' && bs[3] == '0') || (bs[2] == '1' && bs[3] == '1') ||
-		     (bs[2] == '1' && bs[3] == '2') || (bs[2] == '7' && bs[3] == '5'))) {
-			*out++ = (char)((bs[2] - '0') * 8 + (bs[3] - '0'));
-			s = bs + 4;
+		if (end - s >= 4 && s[1] == '0' &&
+		    ((s[2] == '4' && s[3] == '0') || (s[2] == '1' && s[3] == '1') ||
+		     (s[2] == '1' && s[3] == '2') || (s[2] == '7' && s[3] == '5'))) {
+			*out++ = (char)((s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
 		} else {
-			*out++ = '\\';
-			s = bs + 1;
+			*out++ = *s++;
 		}
 	}
+	if (p->check_nul && memchr(p->path, '\0', (size_t)(out - p->path)))
+		return fail(p, "NUL byte in file= path");
 	*out = '\0';
 	v->file = p->path;
 	v->file_len = (size_t)(out - p->path);
@@ -374,13 +401,146 @@ static int add_to_totals(struct np_nm_parser *p, const struct np_nm_vma *v)
 	return 0;
 }
 
+static uint64_t *count_field(struct np_nm_vma *v, enum count_key k)
+{
+	switch (k) {
+	case K_ANON:
+		return &v->anon;
+	case K_DIRTY:
+		return &v->dirty;
+	case K_MAPPED:
+		return &v->mapped;
+	case K_MAPMAX:
+		return &v->mapmax;
+	case K_SWAPCACHE:
+		return &v->swapcache;
+	case K_ACTIVE:
+		return &v->active;
+	default:
+		return &v->writeback;
+	}
+}
+
+/* Bits of a line's "seen" set: one per count key, and the page size. */
+#define SEEN_COUNTS ((1u << K_NR) - 1)
+#define SEEN_PAGE_SIZE (1u << K_NR)
+
+/* Digits ending at a space or @end, small enough that no check is needed. */
+static inline bool fast_u64(const char **pos, const char *end, uint64_t *out)
+{
+	const char *q = *pos;
+	uint64_t v = 0;
+
+	for (; q < end && (unsigned)(*q - '0') <= 9; q++) {
+		if (v >= UINT64_MAX / 100)
+			return false;
+		v = v * 10 + (unsigned)(*q - '0');
+	}
+	if (q == *pos || (q < end && *q != ' '))
+		return false;
+	*pos = q;
+	*out = v;
+	return true;
+}
+
+static inline bool has_prefix(const char *s, const char *end, const char *lit, size_t len)
+{
+	return (size_t)(end - s) >= len && __builtin_memcmp(s, lit, len) == 0;
+}
+
+/*
+ * The tokens nearly every line is made of, well formed, in a single pass:
+ * N<nid>=<n>, the counts, kernelpagesize_kB=<n> and file=. Returns 1 with
+ * *@pos at the token's end, a -errno, or 0 to leave the token untouched to
+ * the general path in parse_line(), which also words every error.
+ */
+static int fast_token(struct np_nm_parser *p, struct np_nm_vma *v, unsigned *seen, const char **pos,
+		      const char *end)
+{
+	const char *s = *pos, *q;
+	enum count_key k;
+	uint64_t n;
+
+	switch (*s) {
+	case 'N': {
+		unsigned nid = 0;
+
+		for (q = s + 1; q < end && q - s <= 4 && (unsigned)(*q - '0') <= 9; q++)
+			nid = nid * 10 + (unsigned)(*q - '0');
+		if (q == s + 1 || q == end || *q != '=' || nid >= NP_MAX_NODES ||
+		    (v->nr_nodes && (unsigned)p->nodes[v->nr_nodes - 1].node >= nid))
+			return 0;
+		q++;
+		if (!fast_u64(&q, end, &n))
+			return 0;
+		p->nodes[v->nr_nodes].node = (int)nid;
+		p->nodes[v->nr_nodes].pages = n;
+		v->nr_nodes++;
+		*pos = q;
+		return 1;
+	}
+	case 'k':
+		q = s + 18;
+		if (!has_prefix(s, end, "kernelpagesize_kB=", 18) || (*seen & SEEN_PAGE_SIZE) ||
+		    !fast_u64(&q, end, &n) || n == 0 || (n & (n - 1)) || n > (UINT64_MAX >> 10))
+			return 0;
+		v->kernel_page_bytes = n << 10;
+		*seen |= SEEN_PAGE_SIZE;
+		*pos = q;
+		return 1;
+	case 'f': {
+		int err;
+
+		if (!has_prefix(s, end, "file=", 5) || v->file)
+			return 0;
+		q = memchr(s + 5, ' ', (size_t)(end - s - 5));
+		if (!q)
+			q = end;
+		err = decode_path(p, v, s + 5, q);
+		if (err)
+			return err;
+		*pos = q;
+		return 1;
+	}
+	case 'a':
+		if (has_prefix(s, end, "anon=", 5))
+			k = K_ANON, q = s + 5;
+		else if (has_prefix(s, end, "active=", 7))
+			k = K_ACTIVE, q = s + 7;
+		else
+			return 0;
+		break;
+	case 'd':
+		if (!has_prefix(s, end, "dirty=", 6))
+			return 0;
+		k = K_DIRTY, q = s + 6;
+		break;
+	case 'm':
+		if (has_prefix(s, end, "mapped=", 7))
+			k = K_MAPPED, q = s + 7;
+		else if (has_prefix(s, end, "mapmax=", 7))
+			k = K_MAPMAX, q = s + 7;
+		else
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	if (*seen & (1u << k))
+		return 0;
+	if (!fast_u64(&q, end, &n))
+		return 0;
+	*count_field(v, k) = n;
+	*seen |= 1u << k;
+	*pos = q;
+	return 1;
+}
+
 static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 {
-	struct np_nm_vma v = {0};
-	uint64_t *counts[K_NR] = {&v.anon,	&v.dirty,  &v.mapped,	&v.mapmax,
-				  &v.swapcache, &v.active, &v.writeback};
+	static const struct np_nm_vma blank;
+	struct np_nm_vma v = blank;
 	unsigned seen = 0;
-	bool have_page_size = false, have_counts = false;
 	const char *tok_end;
 	int err;
 
@@ -392,10 +552,13 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 		p->policy_nodes_dirty = false;
 	}
 
-	tok_end = memchr(s, ' ', (size_t)(end - s));
-	if (!tok_end || !parse_hex(s, tok_end, &v.start))
+	tok_end = parse_start(s, end, &v.start);
+	if (!tok_end) {
+		for (tok_end = s; tok_end < end && *tok_end != ' ';)
+			tok_end++;
 		return fail_value(p, "expected a hex address and a policy, got", s,
-				  tok_end && tok_end - s <= 16 ? tok_end : end);
+				  tok_end - s <= 16 ? tok_end : end);
+	}
 	s = tok_end + 1;
 	err = parse_policy(p, &v, &s, end);
 	if (err)
@@ -405,17 +568,24 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 		const char *eq;
 
 		s++; /* the space parse_policy or the last token stopped at */
-		tok_end = memchr(s, ' ', (size_t)(end - s));
-		if (!tok_end)
-			tok_end = end;
+		if (s < end) {
+			err = fast_token(p, &v, &seen, &s, end);
+			if (err < 0)
+				return err;
+			if (err)
+				continue;
+		}
+		eq = NULL;
+		for (tok_end = s; tok_end < end && *tok_end != ' '; tok_end++)
+			if (*tok_end == '=' && !eq)
+				eq = tok_end;
 		if (tok_end == s)
 			return fail(p, "empty field (two spaces in a row, or a trailing space)");
-		eq = memchr(s, '=', (size_t)(tok_end - s));
+		err = 0;
 		if (!eq) {
 			err = parse_word(p, &v, s, tok_end);
 		} else if (is_node_key(s, eq)) {
 			err = parse_node(p, &v, s, eq, tok_end);
-			have_counts = true;
 		} else if (token_is(s, eq, "file", 4)) {
 			if (v.file)
 				return fail(p, "file= given twice");
@@ -423,33 +593,30 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 		} else if (token_is(s, eq, "kernelpagesize_kB", 17)) {
 			uint64_t kb;
 
-			if (have_page_size || !parse_u64(eq + 1, tok_end, &kb) || kb == 0 ||
-			    (kb & (kb - 1)) || kb > (UINT64_MAX >> 10))
+			if ((seen & SEEN_PAGE_SIZE) || !parse_u64(eq + 1, tok_end, &kb) ||
+			    kb == 0 || (kb & (kb - 1)) || kb > (UINT64_MAX >> 10))
 				return fail_value(p, "bad or repeated", s, tok_end);
 			v.kernel_page_bytes = kb << 10;
-			have_page_size = true;
+			seen |= SEEN_PAGE_SIZE;
 		} else {
-			unsigned k;
+			enum count_key k = count_key(s, eq);
 
-			for (k = 0; k < K_NR; k++)
-				if (token_is(s, eq, count_keys[k].name, count_keys[k].len))
-					break;
 			if (k == K_NR) {
 				v.unknown_tokens++;
 			} else {
-				if ((seen & (1u << k)) || !parse_u64(eq + 1, tok_end, counts[k]))
+				if ((seen & (1u << k)) ||
+				    !parse_u64(eq + 1, tok_end, count_field(&v, k)))
 					return fail_value(p, "bad or repeated", s, tok_end);
 				seen |= 1u << k;
-				have_counts = true;
 			}
 		}
 		if (err)
 			return err;
 		s = tok_end;
 	}
-	if (have_counts && !have_page_size)
+	if ((v.nr_nodes || (seen & SEEN_COUNTS)) && !(seen & SEEN_PAGE_SIZE))
 		return fail(p, "page counts without kernelpagesize_kB");
-	if (!have_page_size)
+	if (!(seen & SEEN_PAGE_SIZE))
 		v.kernel_page_bytes = 4096;
 	err = add_to_totals(p, &v);
 	if (err)
@@ -506,7 +673,7 @@ static int carry_append(struct np_nm_parser *p, const char *s, size_t len)
 
 int np_nm_parser_feed(struct np_nm_parser *p, const char *buf, size_t len)
 {
-	const char *s = buf, *end = buf + len;
+	const char *s = buf, *end = buf + len, *last_nl;
 	int err;
 
 	if (p->err)
@@ -519,23 +686,27 @@ int np_nm_parser_feed(struct np_nm_parser *p, const char *buf, size_t len)
 		err = carry_append(p, s, nl ? (size_t)(nl - s) : len);
 		if (err || !nl)
 			return err;
+		p->check_nul = true;
 		err = complete_line(p, p->carry, p->carry + p->carry_len);
 		p->carry_len = 0;
 		if (err)
 			return err;
 		s = nl + 1;
 	}
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
+	/* One fast scan per chunk spares a scan of every path. */
+	p->check_nul = memchr(s, '\0', (size_t)(end - s)) != NULL;
+	/* Up to the chunk's last newline every line is complete, so each
+	 * search for the next one needs no bound. */
+	last_nl = memrchr(s, '\n', (size_t)(end - s));
+	while (last_nl && s <= last_nl) {
+		const char *nl = rawmemchr(s, '\n');
 
-		if (!nl)
-			return carry_append(p, s, (size_t)(end - s));
 		err = complete_line(p, s, nl);
 		if (err)
 			return err;
 		s = nl + 1;
 	}
-	return 0;
+	return s < end ? carry_append(p, s, (size_t)(end - s)) : 0;
 }
 
 int np_nm_parser_finish(struct np_nm_parser *p)

@@ -103,9 +103,9 @@ int np_sched_new(const struct np_config *cfg, struct np_clock *clock, struct np_
 void np_sched_free(struct np_sched *sched);
 
 /* Apply a reloaded config (SIGHUP). Per-task state is kept; every task's
- * period is clamped into the new range and its next read moved no later
- * than the new maximum allows. Returns 0 or -EINVAL (config rejected, the
- * old one stays). */
+ * period is clamped into the new range, and a task already read is next due
+ * one new period after that read. The exclude callback is asked again.
+ * Returns 0, -EINVAL (config rejected, the old one stays) or -ENOMEM. */
 int np_sched_set_config(struct np_sched *sched, const struct np_config *cfg);
 
 /* Set the expensive exclusion filter (NULL: none). */
@@ -129,8 +129,10 @@ int np_sched_done(struct np_sched *sched, const struct np_task *task, uint64_t b
 int np_sched_task_period(const struct np_sched *sched, int pid, uint64_t start_ticks,
 			 uint64_t *period_ms, uint64_t *next_ms);
 
+/* The counters since np_sched_new (a reload keeps them). */
 const struct np_sched_counters *np_sched_counters(const struct np_sched *sched);
 
+/* Free a plan's arrays; the plan can be used again. */
 void np_sched_plan_free(struct np_sched_plan *plan);
 
 /* Short stable names ("too-young", "scan-due", ...) for reports and metrics. */

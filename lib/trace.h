@@ -103,7 +103,11 @@ void np_trace_free(struct np_trace *trace);
  */
 struct np_trace_player;
 
+/* A player at the start of @trace (which must outlive it). Returns 0 or
+ * -ENOMEM. */
 int np_trace_player_new(const struct np_trace *trace, struct np_trace_player **out);
+
+/* Free a player; NULL is accepted. */
 void np_trace_player_free(struct np_trace_player *player);
 
 /* Apply the next scan's records. Returns 1 and points *@list at the tasks

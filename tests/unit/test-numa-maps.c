@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
+#include "nm-outcome.h"
 #include "numa_maps.h"
 
 #include <errno.h>
@@ -8,94 +9,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* Everything one parse produces, to compare a whole parse with chunked ones. */
-struct outcome {
-	int err;
-	unsigned err_line;
-	char msg[160];
-	unsigned slots;
-	uint64_t anon[NP_MAX_NODES], file[NP_MAX_NODES];
-	uint64_t vmas, unknown, bytes_parsed;
-	uint64_t digest; /* over every field of every VMA the callback saw */
-	uint64_t callbacks;
-};
-
-static void mix(uint64_t *h, const void *data, size_t len)
-{
-	const unsigned char *s = data;
-
-	for (size_t i = 0; i < len; i++)
-		*h = (*h ^ s[i]) * 0x100000001b3ull;
-}
-
-static int digest_vma(void *data, const struct np_nm_vma *v)
-{
-	struct outcome *o = data;
-	uint64_t fields[] = {
-	    v->start,	  v->policy,	     v->policy_flags, v->policy_truncated,
-	    v->heap,	  v->stack,	     v->huge,	      (uint64_t)v->stack_tid,
-	    v->anon,	  v->dirty,	     v->mapped,	      v->mapmax,
-	    v->swapcache, v->active,	     v->writeback,    v->kernel_page_bytes,
-	    v->nr_nodes,  v->unknown_tokens, v->line,	      v->file_len};
-	char nodes[256];
-
-	mix(&o->digest, fields, sizeof(fields));
-	if (v->file)
-		mix(&o->digest, v->file, v->file_len + 1);
-	for (unsigned i = 0; i < v->nr_nodes; i++) {
-		mix(&o->digest, &v->nodes[i].node, sizeof(v->nodes[i].node));
-		mix(&o->digest, &v->nodes[i].pages, sizeof(v->nodes[i].pages));
-	}
-	np_bitmap_format_list(v->policy_nodes, nodes, sizeof(nodes));
-	mix(&o->digest, nodes, strlen(nodes));
-	o->callbacks++;
-	return 0;
-}
-
-/* Parse @buf in pieces of @chunk bytes (0: whole). */
-static void parse(struct outcome *o, const char *buf, size_t len, size_t chunk)
-{
-	struct np_nm_parser *p;
-	const struct np_nm_totals *t;
-	size_t off = 0;
-	int err = 0;
-
-	memset(o, 0, sizeof(*o));
-	o->digest = 0xcbf29ce484222325ull;
-	if (np_nm_parser_new(&p, digest_vma, o) < 0)
-		abort();
-	if (chunk == 0)
-		chunk = len ? len : 1;
-	while (!err && off < len) {
-		size_t n = len - off < chunk ? len - off : chunk;
-
-		err = np_nm_parser_feed(p, buf + off, n);
-		off += n;
-	}
-	if (!err)
-		err = np_nm_parser_finish(p);
-	o->err = err;
-	o->err_line = np_nm_parser_error_line(p);
-	snprintf(o->msg, sizeof(o->msg), "%s", np_nm_parser_error(p));
-	t = np_nm_parser_totals(p);
-	o->slots = t->nr_node_slots;
-	memcpy(o->anon, t->anon_bytes, t->nr_node_slots * sizeof(uint64_t));
-	memcpy(o->file, t->file_bytes, t->nr_node_slots * sizeof(uint64_t));
-	o->vmas = t->vmas;
-	o->unknown = t->unknown_tokens;
-	o->bytes_parsed = t->bytes_parsed;
-	np_nm_parser_free(p);
-}
-
-static bool same_outcome(const struct outcome *a, const struct outcome *b)
-{
-	return a->err == b->err && a->err_line == b->err_line && strcmp(a->msg, b->msg) == 0 &&
-	       a->slots == b->slots && memcmp(a->anon, b->anon, sizeof(a->anon)) == 0 &&
-	       memcmp(a->file, b->file, sizeof(a->file)) == 0 && a->vmas == b->vmas &&
-	       a->unknown == b->unknown && a->bytes_parsed == b->bytes_parsed &&
-	       a->digest == b->digest && a->callbacks == b->callbacks;
-}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -120,30 +33,40 @@ static char *slurp(const char *path, size_t *len)
 
 /*
  * The streaming proof: every chunk size from 1 to 512 bytes, every power of
- * two up to the file size, and a seeded random split must all give exactly
+ * two up to the file size, and 16 seeded random splits must all give exactly
  * what parsing the whole buffer at once gives. Returns the whole outcome.
  */
-static struct outcome *parse_every_split(const char *name)
+static struct nm_outcome *parse_every_split(const char *name)
 {
-	struct outcome *whole = malloc(sizeof(*whole)), *cut = malloc(sizeof(*cut));
+	struct nm_outcome *whole = malloc(sizeof(*whole)), *cut = malloc(sizeof(*cut));
 	size_t len, first_bad = 0;
 	char *buf = slurp(fixture(name), &len);
 
-	parse(whole, buf, len, 0);
+	nm_parse(whole, buf, len, 0, 0);
 	for (size_t chunk = 1; chunk <= 512 && !first_bad; chunk++) {
-		parse(cut, buf, len, chunk);
-		if (!same_outcome(whole, cut))
+		nm_parse(cut, buf, len, chunk, 0);
+		if (!nm_same_outcome(whole, cut))
 			first_bad = chunk;
 	}
 	for (size_t chunk = 1024; chunk < len * 2 && !first_bad; chunk *= 2) {
-		parse(cut, buf, len, chunk);
-		if (!same_outcome(whole, cut))
+		nm_parse(cut, buf, len, chunk, 0);
+		if (!nm_same_outcome(whole, cut))
 			first_bad = chunk;
+	}
+	for (uint64_t seed = 1; seed <= 16 && !first_bad; seed++) {
+		nm_parse(cut, buf, len, 1 + seed * 97, seed);
+		if (!nm_same_outcome(whole, cut))
+			first_bad = 1 + seed * 97;
 	}
 	if (first_bad)
 		fprintf(stderr, "%s: chunks of %zu bytes differ from the whole parse\n", name,
 			first_bad);
 	CHECK_INT(first_bad, 0);
+	/* What the callback saw adds up to the totals. */
+	CHECK(!whole->sums_overflowed);
+	CHECK(memcmp(whole->anon, whole->sum_anon, sizeof(whole->anon)) == 0);
+	CHECK(memcmp(whole->file, whole->sum_file, sizeof(whole->file)) == 0);
+	CHECK_U64(whole->callbacks, whole->vmas);
 	free(cut);
 	free(buf);
 	return whole;
@@ -154,7 +77,7 @@ static struct outcome *parse_every_split(const char *name)
 
 static void test_policies(void)
 {
-	struct outcome *o = parse_every_split("nmaps-handmade/policies.numa_maps");
+	struct nm_outcome *o = parse_every_split("nmaps-handmade/policies.numa_maps");
 
 	CHECK_INT(o->err, 0);
 	CHECK_U64(o->vmas, 16);
@@ -293,7 +216,7 @@ static void test_policy_fields(void)
 
 static void test_paths(void)
 {
-	struct outcome *o = parse_every_split("nmaps-handmade/paths.numa_maps");
+	struct nm_outcome *o = parse_every_split("nmaps-handmade/paths.numa_maps");
 	int err;
 	struct seen *s = record("nmaps-handmade/paths.numa_maps", &err);
 
@@ -323,7 +246,7 @@ static void test_paths(void)
 
 static void test_long_lines(void)
 {
-	struct outcome *o = parse_every_split("nmaps-handmade/longline.numa_maps");
+	struct nm_outcome *o = parse_every_split("nmaps-handmade/longline.numa_maps");
 	int err;
 	struct seen *s = record("nmaps-handmade/longline.numa_maps", &err);
 	unsigned ones = 0;
@@ -348,7 +271,7 @@ static void test_long_lines(void)
 
 static void test_thp_and_hugetlb(void)
 {
-	struct outcome *o = parse_every_split("nmaps-handmade/thp.numa_maps");
+	struct nm_outcome *o = parse_every_split("nmaps-handmade/thp.numa_maps");
 	int err;
 	struct seen *s;
 
@@ -378,7 +301,7 @@ static void test_thp_and_hugetlb(void)
 
 static void test_empty_unknown_garbage_truncated(void)
 {
-	struct outcome *o = parse_every_split("nmaps-handmade/empty.numa_maps");
+	struct nm_outcome *o = parse_every_split("nmaps-handmade/empty.numa_maps");
 
 	CHECK_INT(o->err, 0);
 	CHECK_U64(o->vmas, 0);
@@ -417,7 +340,7 @@ static void test_empty_unknown_garbage_truncated(void)
 static void check_capture(const char *line)
 {
 	char name[128], *tok, *save, *copy = strdup(line);
-	struct outcome *o;
+	struct nm_outcome *o;
 	uint64_t *dst = NULL;
 	int pid;
 
@@ -535,17 +458,17 @@ static void test_read_task(void)
 /* One line, fed whole: the error code, line and a word of the message. */
 static void check_bad(const char *input, unsigned line, const char *word)
 {
-	struct outcome *whole = malloc(sizeof(*whole)), *bytewise = malloc(sizeof(*bytewise));
+	struct nm_outcome *whole = malloc(sizeof(*whole)), *bytewise = malloc(sizeof(*bytewise));
 
-	parse(whole, input, strlen(input), 0);
-	parse(bytewise, input, strlen(input), 1);
+	nm_parse(whole, input, strlen(input), 0, 0);
+	nm_parse(bytewise, input, strlen(input), 1, 0);
 	if (whole->err != -EINVAL || whole->err_line != line || !strstr(whole->msg, word))
 		fprintf(stderr, "input \"%s\": err %d line %u \"%s\"\n", input, whole->err,
 			whole->err_line, whole->msg);
 	CHECK_INT(whole->err, -EINVAL);
 	CHECK_INT(whole->err_line, line);
 	CHECK(strstr(whole->msg, word) != NULL);
-	CHECK(same_outcome(whole, bytewise));
+	CHECK(nm_same_outcome(whole, bytewise));
 	/* The line in error adds nothing. */
 	CHECK_U64(whole->vmas, line - 1);
 	free(whole);
@@ -601,11 +524,11 @@ static void test_malformed(void)
 static void test_nul_and_huge_line(void)
 {
 	static const char with_nul[] = "00400000 default file=/a\0b N0=1 kernelpagesize_kB=4\n";
-	struct outcome *o = malloc(sizeof(*o));
+	struct nm_outcome *o = malloc(sizeof(*o));
 	size_t big = NP_NM_LINE_MAX + 2;
 	char *line = malloc(big);
 
-	parse(o, with_nul, sizeof(with_nul) - 1, 0);
+	nm_parse(o, with_nul, sizeof(with_nul) - 1, 0, 0);
 	CHECK_INT(o->err, -EINVAL);
 	CHECK(strstr(o->msg, "NUL") != NULL);
 
@@ -613,16 +536,16 @@ static void test_nul_and_huge_line(void)
 	memset(line, 'x', big);
 	memcpy(line, "00400000 default ", 17);
 	line[big - 1] = '\n';
-	parse(o, line, big, 0);
+	nm_parse(o, line, big, 0, 0);
 	CHECK_INT(o->err, -EINVAL);
 	CHECK_INT(o->err_line, 1);
 	CHECK(strstr(o->msg, "longer") != NULL);
-	parse(o, line, big, 4096);
+	nm_parse(o, line, big, 4096, 0);
 	CHECK_INT(o->err, -EINVAL);
 	CHECK(strstr(o->msg, "longer") != NULL);
 	/* Exactly at the limit is fine (one unknown token). */
 	line[NP_NM_LINE_MAX] = '\n';
-	parse(o, line, NP_NM_LINE_MAX + 1, 65536);
+	nm_parse(o, line, NP_NM_LINE_MAX + 1, 65536, 0);
 	CHECK_INT(o->err, 0);
 	CHECK_U64(o->unknown, 1);
 	free(line);

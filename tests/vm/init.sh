@@ -2,6 +2,7 @@
 # /init of the test guest (busybox). Mounts the kernel file systems, runs the
 # scenarios named in /etc/np-vm.conf one after another between console
 # markers that tests/vm/console.py reads, and powers the guest off.
+/bin/busybox --install -s /bin
 mount -t devtmpfs devtmpfs /dev
 exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc

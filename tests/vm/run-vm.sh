@@ -13,6 +13,8 @@ options:
   --topology NAME   tests/vm/topologies/NAME.conf (default 2node)
   --build-dir DIR   meson build directory holding the binaries (default: build)
   --timeout SEC     hard limit for the guest's whole life (default 600; shell 3600)
+  --update-kernel   fetch the kernel linux-image-amd64 now depends on, if not cached yet
+environment: NP_VM_KERNEL=PATH boots that kernel; NP_VM_APPEND adds kernel arguments
 USAGE
 	exit 2
 }
@@ -25,6 +27,8 @@ mode=run
 timeout=
 capture_dir=
 scenarios=
+update_kernel=
+started=$(date +%s.%N)
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
 	--build-dir) build=${2:?}; shift ;;
 	--timeout) timeout=${2:?}; shift ;;
 	--shell) mode=shell ;;
+	--update-kernel) update_kernel=1 ;;
 	--capture) mode=capture; capture_dir=${2:?}; shift ;;
 	-h|--help) usage ;;
 	-*) echo "$0: unknown option $1" >&2; usage ;;
@@ -59,6 +64,12 @@ build=$(cd "$build" && pwd)
 # once into the build directory.
 kernel_cache=$build/vm-kernel
 find_kernel() {
+	# A kernel unpacked before is used as it is: asking apt costs seconds
+	# on a busy machine. --update-kernel looks for a newer one.
+	if [ -z "$update_kernel" ]; then
+		kernel=$(ls "$kernel_cache"/*/boot/vmlinuz-* 2>/dev/null | tail -n 1)
+		[ -n "$kernel" ] && return
+	fi
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 		awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
 	if [ -z "$pkg" ]; then
@@ -73,8 +84,8 @@ find_kernel() {
 	echo "vm: fetching kernel package $pkg"
 	rm -rf "$kernel_cache/$pkg.tmp"
 	mkdir -p "$kernel_cache/$pkg.tmp"
-	(cd "$kernel_cache/$pkg.tmp" && { apt-get download -q "$pkg" ||
-		{ apt-get update -q && apt-get download -q "$pkg"; }; })
+	(cd "$kernel_cache/$pkg.tmp" && { apt-get -o APT::Sandbox::User=root download -q "$pkg" ||
+		{ apt-get update -q && apt-get -o APT::Sandbox::User=root download -q "$pkg"; }; })
 	# Only boot/ is needed: the guest has no modules and no root disk.
 	mkdir -p "$kernel_cache/$pkg.tmp/root"
 	dpkg-deb --fsys-tarfile "$kernel_cache/$pkg.tmp"/*.deb |
@@ -87,14 +98,24 @@ find_kernel() {
 if [ -n "${NP_VM_KERNEL:-}" ]; then
 	kernel=$NP_VM_KERNEL
 else
+	# One download at a time when several runs start together.
+	mkdir -p "$kernel_cache"
+	exec 8>"$kernel_cache/lock"
+	flock 8
 	find_kernel
+	exec 8>&-
 fi
+
+# Everything of this run lives in its own directory, so that runs of other
+# topologies or scenarios can go on at the same time.
+outdir=$build/vm-out/$topology-$(echo $scenarios | tr ' ' '+')
+rm -rf "$outdir"
+mkdir -p "$outdir"
 
 # --- Initramfs: busybox, the project's binaries and the host tools listed in
 # tests/vm/guest-tools, each with the shared libraries ldd names.
-stage=$build/vm-initramfs
-initrd=$build/vm-initramfs.cpio.gz
-rm -rf "$stage"
+stage=$outdir/initramfs
+initrd=$outdir/initramfs.cpio.gz
 mkdir -p "$stage/bin" "$stage/np/bin" "$stage/np/scenarios" "$stage/etc" \
 	"$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/usr/bin"
 
@@ -108,10 +129,9 @@ copy_with_libs() {
 		done
 }
 
+# /init installs the other applet links itself (faster than here).
 cp /bin/busybox "$stage/bin/busybox"
-for applet in $(/bin/busybox --list); do
-	[ "$applet" = busybox ] || ln -s busybox "$stage/bin/$applet"
-done
+ln -s busybox "$stage/bin/sh"
 copy_with_libs "$build/daemon/numaplaced" /np/bin/numaplaced
 for exe in "$build"/tests/workloads/np-*; do
 	[ -f "$exe" ] && [ -x "$exe" ] && copy_with_libs "$exe" "/np/bin/$(basename "$exe")"
@@ -125,6 +145,9 @@ done
 cp "$vmdir"/scenarios/*.sh "$stage/np/scenarios/"
 cp "$vmdir/guest-lib.sh" "$stage/np/guest-lib.sh"
 cp "$topo_file" "$stage/np/topology.conf"
+# The shipped configuration, where the daemon looks for it.
+mkdir -p "$stage/etc/numaplaced"
+cp "$src/conf/numaplaced.conf" "$stage/etc/numaplaced/numaplaced.conf"
 cp "$vmdir/init.sh" "$stage/init"
 chmod 755 "$stage/init"
 cat >"$stage/etc/np-vm.conf" <<CONF
@@ -134,6 +157,8 @@ NP_SCENARIOS="$scenarios"
 CONF
 (cd "$stage" && find . | cpio -o -H newc --quiet) | gzip -1 >"$initrd"
 [ "$(wc -c <"$initrd")" -gt 100000 ] || { echo "$0: $initrd came out empty (cpio?)" >&2; exit 1; }
+echo "vm: kernel $kernel, initramfs $(($(wc -c <"$initrd") >> 10)) KiB," \
+	"prepared in $(echo "$(date +%s.%N) $started" | awk '{ printf "%.1f", $1 - $2 }') s"
 
 # --- QEMU arguments from the topology file:
 #   node ID [cpus=LIST] mem=SIZE      (no cpus: a memory-only node)
@@ -178,18 +203,18 @@ while read -r kind id rest; do
 	esac
 done <"$topo_file"
 
+# monitor=off: without MONITOR/MWAIT the guest idles with HLT, so waking an
+# idle CPU is always an interrupt that QEMU delivers.
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic ${NP_VM_APPEND:-}" \
 	-nodefaults -display none -no-reboot
 
 if [ $mode = shell ]; then
 	exec "$@" -serial mon:stdio
 fi
-outdir=$build/vm-out/$topology-$(echo $scenarios | tr ' ' '+')
-rm -rf "$outdir"
 status=0
 python3 "$vmdir/console.py" "$outdir" "$vmdir/scenarios" "$topo_file" "$timeout" -- \
 	"$@" -serial stdio || status=$?

@@ -8,7 +8,16 @@ set -e
 nodes=$(ls -d /sys/devices/system/node/node[0-9]* | sed 's|.*/node||' | sort -n | tr '\n' ',')
 nodes=${nodes%,}
 node_count=$(echo "$nodes" | tr ',' '\n' | wc -l)
-cpus=$(cat /sys/devices/system/cpu/online)
+# Thread i runs on the first CPU of node i (node 0's for a CPU-less node).
+first_cpu() {
+	cut -d, -f1 "/sys/devices/system/node/node$1/cpulist" | cut -d- -f1
+}
+cpus=
+for n in $(echo "$nodes" | tr ',' ' '); do
+	cpu=$(first_cpu "$n")
+	cpus="$cpus,${cpu:-$(first_cpu 0)}"
+done
+cpus=${cpus#,}
 
 np_start_hog /tmp/hog-bound.out --mib 64 --node 1 --pause-ms 500
 bound=$NP_HOG_PID
@@ -49,9 +58,11 @@ done
 cat >"$out/capture.txt" <<INFO
 Captured by tests/vm/capture-fixtures.sh from a QEMU guest, topology
 $NP_TOPOLOGY (tests/vm/topologies/$NP_TOPOLOGY.conf), kernel $(uname -r).
-pid $bound: np-hog --mib 64 --node 1 (one thread, memory bound to node 1)
+pid $bound: np-hog --mib 64 --node 1
+  (one worker thread, not pinned, its memory bound to node 1; the main
+  thread only waits)
 pid $spread: np-hog --mib $((32 * node_count)) --threads $node_count --node $nodes --cpus $cpus
-  (thread i pinned to the i-th CPU, cycling; its 32 MiB slice bound to node i)
+  (worker i pinned to the i-th CPU of that list, its 32 MiB bound to node i)
 INFO
 cat "$out/capture.txt"
 tar -c -f /tmp/fixture.tar -C "$out" .
