@@ -25,6 +25,10 @@ hackbench_args=${BENCH_HACKBENCH_ARGS:--p -g 4 -l 50}
 [ -x "$daemon_bin" ] || { echo "$0: no $daemon_bin" >&2; exit 2; }
 command -v perf >/dev/null || { echo "$0: perf is missing (apt-get install linux-perf)" >&2; exit 2; }
 
+if python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)" 2>/dev/null; then
+	echo "$0: port $port is taken; set BENCH_METRICS_PORT to a free one" >&2
+	exit 1
+fi
 rm -rf "$work"
 mkdir -p "$work"
 : >"$out"
@@ -72,6 +76,8 @@ start_daemon() {
 		sleep 0.2
 	done
 	sleep 3
+	kill -0 "$daemon_pid" 2>/dev/null ||
+		{ echo "$0: numaplaced stopped (see $work/numaplaced.log)" >&2; exit 1; }
 	scrape >"$work/before"
 	ticks_before=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$daemon_pid/stat")
 }

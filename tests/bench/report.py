@@ -216,7 +216,7 @@ set title '{topology}: {scenario} ({SCENARIOS.get(scenario, "")})'
 set xlabel 'seconds'
 set ylabel 'locality %'
 set yrange [0:105]
-set key bottom right
+set key below
 set grid
 plot {", ".join(lines)}
 """
@@ -382,7 +382,8 @@ def spawn_section(results):
         if not f or f[0] != "spawn":
             continue
         config = f[4]
-        kv = dict(zip(f[5::2], f[6::2]))
+        rest = [x for x in f[5:] if x != "done"]
+        kv = dict(zip(rest[0::2], rest[1::2]))
         if "daemon_died" in kv:
             died.append(f"round {f[2]} {config}")
         rows.setdefault(config, []).append(kv)

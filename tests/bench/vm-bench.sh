@@ -51,6 +51,7 @@ for f in run-vm.sh console.py init.sh guest-lib.sh; do
 	ln -s "$src/tests/vm/$f" "$stage/tests/vm/$f"
 done
 ln -s "$src/tests/install-deps.sh" "$stage/tests/install-deps.sh"
+ln -s "$src/conf" "$stage/conf"
 for f in "$src"/tests/vm/topologies/*.conf "$bench"/topologies/*.conf; do
 	ln -s "$f" "$stage/tests/vm/topologies/"
 done

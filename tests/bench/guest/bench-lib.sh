@@ -82,7 +82,7 @@ bench_affinity() {
 #   kernel      kernel.numa_balancing = 1
 #   numad       Debian's numad with its defaults
 #   numad-i5    numad -i 5 (re-evaluates at most every 5 s)
-#   numaplaced  numaplaced --foreground with an empty config (its defaults)
+#   numaplaced  numaplaced --foreground with the shipped config (its defaults)
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -111,9 +111,10 @@ bench_start_system() {
 		[ -n "$PLACER_PID" ] || np_fail "numad did not start: $(cat numad.out)"
 		;;
 	numaplaced)
-		: >/tmp/bench-numaplaced.conf
+		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
+		# the guest) sets nothing: every key at its default.
 		# shellcheck disable=SC2086
-		numaplaced --foreground -c /tmp/bench-numaplaced.conf ${BENCH_NUMAPLACED_ARGS:-} \
+		numaplaced --foreground ${BENCH_NUMAPLACED_ARGS:-} \
 			>numaplaced.log 2>&1 &
 		PLACER_PID=$!
 		sleep 0.2

@@ -43,7 +43,8 @@ CONF
 			alive "$daemon" || np_fail "numaplaced: $(cat numaplaced.log)"
 			ticks0=$(bench_cpu_ticks "$daemon")
 			rm -f before.prom after.prom
-			wget -q -T 10 -O before.prom "http://127.0.0.1:$port/metrics" 2>/dev/null
+			wget -q -T 10 -O before.prom "http://127.0.0.1:$port/metrics" 2>wget.err ||
+				sed 's/^/log wget: /' wget.err >>"$out"
 		fi
 		np-spawn --count="$count" --parallel=4 --mib=4 --life-ms=50 >spawn.out 2>&1 ||
 			np_fail "np-spawn: $(cat spawn.out)"
@@ -51,7 +52,8 @@ CONF
 		if [ -n "$daemon" ]; then
 			ticks1=$(bench_cpu_ticks "$daemon")
 			alive "$daemon" &&
-				wget -q -T 10 -O after.prom "http://127.0.0.1:$port/metrics" 2>/dev/null
+				{ wget -q -T 10 -O after.prom "http://127.0.0.1:$port/metrics" 2>wget.err ||
+					sed 's/^/log wget: /' wget.err >>"$out"; }
 			if ! alive "$daemon"; then
 				line="$line daemon_died 1"
 				dmesg | grep -i 'numaplaced' | tail -n 3 | sed 's/^/log /' >>"$out"
@@ -69,6 +71,7 @@ CONF
 			wait "$daemon"
 		fi
 		echo "$line" | tee -a "$out"
+		[ -n "$daemon" ] && sed 's/^/log /' numaplaced.log | tail -n 5 >>"$out"
 	done
 	round=$((round + 1))
 done
