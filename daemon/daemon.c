@@ -18,6 +18,7 @@
 #include <syslog.h>
 
 #include "engine.h"
+#include "trace.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -34,8 +35,21 @@ struct daemon {
 	struct event *sig_hup, *sig_term, *sig_int, *sig_usr1;
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
+	FILE *record;
+	struct np_trace_writer *recorder;
 	int exit_status;
 };
+
+static int record_scan(void *data, const struct np_task_list *list)
+{
+	struct daemon *d = data;
+	int err = np_trace_writer_scan(d->recorder, list);
+
+	if (err)
+		np_logger_log(d->log, LOG_ERR, "--record %s: %s", d->opts->record_path,
+			      strerror(-err));
+	return err;
+}
 
 static void schedule_tick(struct daemon *d)
 {
@@ -199,6 +213,20 @@ static int setup(struct daemon *d)
 		np_logger_log(d->log, LOG_ERR, "cannot start: %s", strerror(-err));
 		return err;
 	}
+	if (d->opts->record_path) {
+		d->record = fopen(d->opts->record_path, "we");
+		if (!d->record) {
+			err = -errno;
+			np_logger_log(d->log, LOG_ERR, "--record %s: %s", d->opts->record_path,
+				      strerror(-err));
+			return err;
+		}
+		err = np_trace_writer_new(d->record, "recorded by numaplaced " NP_VERSION,
+					  &d->recorder);
+		if (err)
+			return err;
+		np_engine_set_observer(d->engine, record_scan, d);
+	}
 	d->base = event_base_new();
 	if (!d->base)
 		return -ENOMEM;
@@ -243,6 +271,10 @@ static void teardown(struct daemon *d)
 	if (d->base)
 		event_base_free(d->base);
 	np_engine_free(d->engine);
+	if (d->recorder && np_trace_writer_free(d->recorder))
+		d->exit_status = EXIT_FAILURE;
+	if (d->record && fclose(d->record))
+		d->exit_status = EXIT_FAILURE;
 	np_clock_free(d->clock);
 	np_ctx_free(d->ctx);
 	np_config_free(&d->cfg);

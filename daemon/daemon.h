@@ -11,6 +11,7 @@ struct np_daemon_options {
 	bool dry_run;            /* decide and log, change nothing */
 	bool foreground;         /* stay attached to the terminal (systemd runs it so) */
 	bool verbose;            /* debug messages */
+	const char *record_path; /* write a trace of every observation here */
 };
 
 /* Run the daemon until SIGTERM or SIGINT, with @cfg (taken over, freed at

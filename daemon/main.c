@@ -13,6 +13,7 @@
 #include "context.h"
 #include "daemon.h"
 #include "report.h"
+#include "trace.h"
 
 #define EXIT_USAGE 2
 
@@ -25,6 +26,8 @@ struct options {
 	bool foreground;
 	const char *root;
 	const char *config_path;
+	const char *record_path;
+	const char *replay_path;
 	uint64_t report_min_rss_mb;
 };
 
@@ -36,6 +39,9 @@ static void usage(FILE *out)
 		"Without --report or --check-config, run as a daemon until SIGTERM.\n"
 		"\n"
 		"      --dry-run         run, but only log what would be done\n"
+		"      --record=FILE     while running, write what is observed to FILE\n"
+		"      --replay=FILE     run the scan scheduler over a recorded trace and\n"
+		"                        print its counts\n"
 		"  -f, --foreground      do not detach from the terminal\n"
 		"  -r, --report          print where every task's memory is and exit\n"
 		"  -j, --json            with --report: print JSON\n"
@@ -75,10 +81,12 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *opts)
 {
-	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN };
+	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN, OPT_RECORD, OPT_REPLAY };
 	static const struct option longopts[] = {
 		{"report", no_argument, NULL, 'r'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+		{"record", required_argument, NULL, OPT_RECORD},
+		{"replay", required_argument, NULL, OPT_REPLAY},
 		{"foreground", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
 		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
@@ -115,6 +123,12 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		case 'f':
 			opts->foreground = true;
 			break;
+		case OPT_RECORD:
+			opts->record_path = optarg;
+			break;
+		case OPT_REPLAY:
+			opts->replay_path = optarg;
+			break;
 		case OPT_ROOT:
 			opts->root = optarg;
 			break;
@@ -147,9 +161,11 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		fprintf(stderr, "numaplaced: --json goes with --report\n");
 		return EXIT_USAGE;
 	}
-	if (opts->check_config + opts->report + (opts->dry_run || opts->foreground) > 1) {
-		fprintf(stderr, "numaplaced: --check-config, --report and running the daemon "
-				"exclude each other\n");
+	if (opts->check_config + opts->report + !!opts->replay_path +
+		    (opts->dry_run || opts->foreground || opts->record_path) >
+	    1) {
+		fprintf(stderr, "numaplaced: --check-config, --report, --replay and running the "
+				"daemon exclude each other\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -207,6 +223,32 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	return EXIT_SUCCESS;
 }
 
+static int run_replay(const struct options *opts, const struct np_config *cfg)
+{
+	struct np_replay_result result;
+	struct np_trace *trace;
+	char *err_text = NULL;
+	int err;
+
+	err = np_trace_load(opts->replay_path, &trace, &err_text);
+	if (err) {
+		fprintf(stderr, "%s\n", err_text ? err_text : strerror(-err));
+		free(err_text);
+		return EXIT_FAILURE;
+	}
+	/* Tasks that lived under a second are the ones slow start is for. */
+	err = np_replay_run(trace, cfg, 1000, &result);
+	if (!err)
+		err = np_replay_write(&result, stdout);
+	np_trace_free(trace);
+	if (err) {
+		fprintf(stderr, "numaplaced: replaying %s: %s\n", opts->replay_path,
+			strerror(-err));
+		return EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opts = {0};
@@ -226,6 +268,8 @@ int main(int argc, char **argv)
 		ret = EXIT_SUCCESS;
 	} else if (opts.report) {
 		ret = run_report(&opts, &cfg);
+	} else if (opts.replay_path) {
+		ret = run_replay(&opts, &cfg);
 	} else {
 		struct np_daemon_options dopts = {
 			.root = opts.root,
@@ -233,6 +277,7 @@ int main(int argc, char **argv)
 			.dry_run = opts.dry_run,
 			.foreground = opts.foreground,
 			.verbose = opts.verbose,
+			.record_path = opts.record_path,
 		};
 
 		if (!dopts.config_path && access(NP_CONFIG_DEFAULT_PATH, F_OK) == 0)

@@ -48,9 +48,12 @@
 #define DEFAULT_BATCH_TARGET_MS 20
 #define MIN_BATCH_PAGES 16
 #define MAX_BATCH_PAGES 16384
-/* Pages looked up per status query: a page-table walk without migration is
- * one to two orders cheaper per page than a move. */
+/* Pages looked up per status query, at most: a page-table walk without
+ * migration is one to two orders cheaper per page than a move, but in a slow
+ * guest 16384 lookups still took 140 ms, so their count adapts to the same
+ * call time as the moves, from a start of 4096. */
 #define QUERY_PAGES MAX_BATCH_PAGES
+#define FIRST_QUERY_PAGES 4096
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 300000
 #define MAPS_MAX (256u << 20)
@@ -429,6 +432,7 @@ struct np_actuator {
 	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
 	bool allow_migrate_pages;
 	unsigned batch_pages; /* adapted to the measured call time */
+	unsigned query_pages; /* likewise, for lookups */
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
 	struct np_token_bucket rate;
 
@@ -486,6 +490,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
 	if (act->batch_pages > MAX_BATCH_PAGES)
 		act->batch_pages = MAX_BATCH_PAGES;
+	act->query_pages = FIRST_QUERY_PAGES;
 	act->backoff_min_ns =
 	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
 	act->backoff_max_ns =
@@ -1065,8 +1070,9 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 	 * it said was already in place. */
 	for (uint64_t addr = c->start; addr < c->end && !ms->stop && found < c->misplaced;) {
 		uint64_t left = (c->end - addr) / c->page_bytes;
-		unsigned n = left < QUERY_PAGES ? (unsigned)left : QUERY_PAGES;
+		unsigned n = left < act->query_pages ? (unsigned)left : act->query_pages;
 		struct np_page_plan plan;
+		uint64_t t0, elapsed;
 		long r;
 		int err;
 
@@ -1075,10 +1081,15 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		for (unsigned i = 0; i < n; i++)
 			act->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
 		addr += n * c->page_bytes;
+		t0 = now(act);
 		r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
 					 act->status);
+		elapsed = now(act) - t0;
 		if (r < 0)
 			return (int)r;
+		if (n >= act->query_pages / 2)
+			act->query_pages = np_batch_size_next(
+			    act->query_pages, elapsed * act->query_pages / n, act->batch_target_ns);
 		np_stats_add_pages_queried(act->stats, n);
 		ms->res->pages_queried += n;
 		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n,

@@ -40,6 +40,9 @@ struct np_engine {
 	struct np_actuator *act;
 	unsigned stats_nodes; /* nodes the stats were made for */
 
+	np_engine_observer_fn observer;
+	void *observer_data;
+
 	struct task_state *states; /* sorted by pid */
 	unsigned nr_states, cap_states;
 };
@@ -224,6 +227,12 @@ struct np_stats *np_engine_stats(struct np_engine *engine)
 const struct np_sched_counters *np_engine_sched_counters(const struct np_engine *engine)
 {
 	return np_sched_counters(engine->sched);
+}
+
+void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, void *data)
+{
+	engine->observer = fn;
+	engine->observer_data = data;
 }
 
 unsigned np_engine_tracked(const struct np_engine *engine)
@@ -480,6 +489,7 @@ struct tick {
 	struct np_report *snap;
 	struct np_policy_task *samples;
 	unsigned *sample_entry; /* snapshot index of each sample */
+	uint64_t *sample_bytes; /* numa_maps bytes read for each sample */
 	unsigned nr_samples;
 };
 
@@ -489,6 +499,7 @@ static void tick_clear(struct tick *t)
 	np_sched_plan_free(&t->plan);
 	free(t->samples);
 	free(t->sample_entry);
+	free(t->sample_bytes);
 }
 
 /* Whether a task the scheduler does not read now is shown in the report. */
@@ -516,6 +527,11 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	snap->uptime_ms = t->list.uptime_ms;
+	if (engine->observer) {
+		err = engine->observer(engine->observer_data, &t->list);
+		if (err)
+			return err;
+	}
 	/* Sorted by pid: state lookups and the report's order. */
 	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_u64_task_pid);
 	prune_states(engine, &t->list);
@@ -534,7 +550,8 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 	snap->tasks = calloc(t->list.nr + 1, sizeof(*snap->tasks));
 	t->samples = calloc(t->plan.nr_picks + 1, sizeof(*t->samples));
 	t->sample_entry = calloc(t->plan.nr_picks + 1, sizeof(unsigned));
-	if (!picked || !snap->tasks || !t->samples || !t->sample_entry) {
+	t->sample_bytes = calloc(t->plan.nr_picks + 1, sizeof(uint64_t));
+	if (!picked || !snap->tasks || !t->samples || !t->sample_entry || !t->sample_bytes) {
 		free(picked);
 		return -ENOMEM;
 	}
@@ -587,6 +604,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 			s->nr_node_slots = rt->nr_node_slots;
 			s->cpu_percent = cpu_percent(st, &rt->task, &t->list, now_ms);
 			s->hist = &st->hist;
+			t->sample_bytes[t->nr_samples] = bytes_read;
 			t->sample_entry[t->nr_samples++] = snap->nr_tasks;
 		} else {
 			enum np_reason reason = verdict_reason(rt->verdict.reason);
@@ -649,7 +667,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 			st->hist = saved[i];
 		st->last_look_ms = now_ms;
 		st->last_cpu_ticks = rt->task.cpu_ticks;
-		np_sched_done(engine->sched, &rt->task, 0, outcome);
+		np_sched_done(engine->sched, &rt->task, t->sample_bytes[i], outcome);
 	}
 	free(actions);
 	free(previous);

@@ -50,5 +50,11 @@ int np_engine_tick(struct np_engine *engine, struct np_report **snapshot);
 struct np_stats *np_engine_stats(struct np_engine *engine);
 const struct np_sched_counters *np_engine_sched_counters(const struct np_engine *engine);
 
+/* Called with every cycle's task list as observed, before anything else
+ * happens to it (--record writes it to a trace). A non-zero return fails the
+ * cycle. */
+typedef int (*np_engine_observer_fn)(void *data, const struct np_task_list *list);
+void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, void *data);
+
 /* Number of tasks the engine keeps state for. */
 unsigned np_engine_tracked(const struct np_engine *engine);

@@ -40,4 +40,17 @@ if [ "$(id -u)" != 0 ]; then
 	expect 1 "good.conf" -n -c "$tmp/good.conf"
 fi
 expect 1 "bad.conf:1:" --report --root "$fixtures/host" -c "$tmp/bad.conf"
+# Replay: the kernel's slow-start experiment on a recorded kernel build.
+traces=$(dirname "$fixtures")/traces
+printf 'min_rss_mb = 0\nmin_cpu_percent = 0\n' >"$tmp/delay1000.conf"
+printf 'min_rss_mb = 0\nmin_cpu_percent = 0\nscan_delay_ms = 0\n' >"$tmp/delay0.conf"
+expect 0 "^short_lived_tasks_read 0$" --replay "$traces/kbuild.trace" -c "$tmp/delay1000.conf"
+expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/kbuild.trace" -c "$tmp/delay0.conf"
+expect 0 "^short_lived_tasks_read 0$" --replay "$traces/hackbench.trace" -c "$tmp/delay1000.conf"
+expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/hackbench.trace" -c "$tmp/delay0.conf"
+printf 'numaplaced-trace 1\nhz 100\nt 10\nu 5 1 1 1\n' >"$tmp/bad.trace"
+expect 1 "bad.trace:4:" --replay "$tmp/bad.trace"
+expect 1 "missing.trace" --replay "$tmp/missing.trace"
+expect 2 "exclude each other" --replay "$tmp/bad.trace" --report
+
 exit $fail

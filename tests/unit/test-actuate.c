@@ -588,6 +588,10 @@ static void test_kernel_move_pages_self(void)
 	munmap(mem, 64 * 4096);
 }
 
+/* A node the handmade topology has and no test machine's child pages sit
+ * on (the guest has two nodes): every present page is off it. */
+#define FAKE_NODE 3
+
 static void test_real_batches(void)
 {
 	struct np_ctx *ctx;
@@ -615,13 +619,15 @@ static void test_real_batches(void)
 	live_task(&task, child);
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 
-	/* Everything of the child is on node 0: "move" it to node 1. */
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	/* "Move" everything of the child to the fake node. */
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(res.pages_misplaced >= 4000);
 	CHECK_U64(res.pages_moved + res.pages_failed, res.pages_misplaced);
 	CHECK_U64(res.pages_failed, res.pages_misplaced / 10);
 	CHECK_U64(res.bytes_moved, res.pages_moved * 4096);
-	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), res.bytes_moved);
+	CHECK_U64(np_stats_migrated_bytes(stats, 0, FAKE_NODE) +
+		      np_stats_migrated_bytes(stats, 1, FAKE_NODE),
+		  res.bytes_moved);
 	CHECK_U64(np_stats_page_failures(stats, EBUSY), res.pages_failed);
 	CHECK_INT(res.calls, fake.calls);
 	CHECK(fake.max_count <= 512);
@@ -630,11 +636,11 @@ static void test_real_batches(void)
 	CHECK(!res.budget_exhausted);
 	/* The size adapted toward 400 pages a call. */
 	fake.max_count = 0;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(fake.max_count < 512 && fake.max_count >= 300);
 
 	/* max_bytes: 1 MiB at most. */
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, MIB, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, MIB, &res), 0);
 	CHECK(res.bytes_moved <= MIB && res.bytes_moved > MIB / 2);
 	CHECK(res.budget_exhausted);
 	np_actuator_free(act);
@@ -643,13 +649,13 @@ static void test_real_batches(void)
 	params.migrate_rate_mb_s = 1;
 	fake.ns_per_page = 0; /* only the test moves the clock */
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	/* Pages left in place cost no bandwidth: their bytes go back. */
 	CHECK_U64(res.bytes_moved, MIB);
 	CHECK(res.budget_exhausted);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	virtual_ns += SEC / 2;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	CHECK_U64(res.bytes_moved, MIB / 2);
 	np_actuator_free(act);
 
@@ -658,17 +664,17 @@ static void test_real_batches(void)
 	params.backoff_min_ms = 1000;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	fake.fail_moves = -ENOMEM;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ENOMEM);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ENOMEM);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ENOMEM), 1);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	CHECK_U64(np_stats_skips(stats, NP_SKIP_BACKOFF), 1);
 	virtual_ns += SEC;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ENOMEM);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ENOMEM);
 	virtual_ns += SEC; /* the second wait is two seconds */
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	virtual_ns += SEC;
 	fake.fail_moves = 0;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(res.pages_moved > 0);
 
 	/* Small enough for one migrate_pages at the measured speed. */
@@ -676,10 +682,10 @@ static void test_real_batches(void)
 	params.allow_migrate_pages = true;
 	fake.ns_per_page = 1000; /* 20 ms = 20,000 pages: the child fits */
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(!res.used_migrate_pages); /* nothing measured yet */
 	CHECK_INT(fake.migrate_calls, 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
 	/* Unless a sparse range (a sanitizer's shadow) is part of the set. */
 	CHECK_INT(res.used_migrate_pages, res.bytes_skipped_sparse == 0);
 	CHECK_INT(fake.migrate_calls, res.bytes_skipped_sparse == 0);
@@ -693,10 +699,10 @@ static void test_real_batches(void)
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	fake.calls = 0;
 	fake.kill_on_call = 2;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 1);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
 
 	/* It dies inside the call: move_pages(2) fails with EINVAL once an
@@ -735,9 +741,16 @@ static void test_identity(void)
 	/* On one node, moving to node 0 finds nothing to do, but every check
 	 * runs; on more (the test guest), a second move finds nothing left. */
 	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
-	if (numa_max_node() > 0)
+	if (numa_max_node() > 0) {
+		/* Pages the child still shared with us (copy on write) were
+		 * refused; some may be its own by now. Nothing else is left. */
+		uint64_t refused = res.pages_failed;
+
 		CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
-	CHECK_U64(res.pages_moved, 0);
+		CHECK(res.pages_moved <= refused);
+	} else {
+		CHECK_U64(res.pages_moved, 0);
+	}
 	CHECK(np_stats_scans(stats) >= 1);
 	reap(child);
 	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);

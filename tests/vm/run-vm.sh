@@ -98,14 +98,24 @@ find_kernel() {
 if [ -n "${NP_VM_KERNEL:-}" ]; then
 	kernel=$NP_VM_KERNEL
 else
+	# One download at a time when several runs start together.
+	mkdir -p "$kernel_cache"
+	exec 8>"$kernel_cache/lock"
+	flock 8
 	find_kernel
+	exec 8>&-
 fi
+
+# Everything of this run lives in its own directory, so that runs of other
+# topologies or scenarios can go on at the same time.
+outdir=$build/vm-out/$topology-$(echo $scenarios | tr ' ' '+')
+rm -rf "$outdir"
+mkdir -p "$outdir"
 
 # --- Initramfs: busybox, the project's binaries and the host tools listed in
 # tests/vm/guest-tools, each with the shared libraries ldd names.
-stage=$build/vm-initramfs
-initrd=$build/vm-initramfs.cpio.gz
-rm -rf "$stage"
+stage=$outdir/initramfs
+initrd=$outdir/initramfs.cpio.gz
 mkdir -p "$stage/bin" "$stage/np/bin" "$stage/np/scenarios" "$stage/etc" \
 	"$stage/dev" "$stage/proc" "$stage/sys" "$stage/tmp" "$stage/usr/bin"
 
@@ -135,6 +145,9 @@ done
 cp "$vmdir"/scenarios/*.sh "$stage/np/scenarios/"
 cp "$vmdir/guest-lib.sh" "$stage/np/guest-lib.sh"
 cp "$topo_file" "$stage/np/topology.conf"
+# The shipped configuration, where the daemon looks for it.
+mkdir -p "$stage/etc/numaplaced"
+cp "$src/conf/numaplaced.conf" "$stage/etc/numaplaced/numaplaced.conf"
 cp "$vmdir/init.sh" "$stage/init"
 chmod 755 "$stage/init"
 cat >"$stage/etc/np-vm.conf" <<CONF
@@ -191,10 +204,13 @@ while read -r kind id rest; do
 done <"$topo_file"
 
 # monitor=off: without MONITOR/MWAIT the guest idles with HLT, so waking an
-# idle CPU is always an interrupt that QEMU delivers.
+# idle CPU is always an interrupt that QEMU delivers. One socket per CPU: CPUs
+# of one socket share a cache, and a cache shared across nodes makes the
+# kernel warn at boot (topology_sane).
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
+	-accel tcg,thread=multi -cpu max,monitor=off \
+	-smp "$cpu_count,sockets=$cpu_count,cores=1,threads=1" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 oops=panic ${NP_VM_APPEND:-}" \
 	-nodefaults -display none -no-reboot
@@ -202,8 +218,6 @@ set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
 if [ $mode = shell ]; then
 	exec "$@" -serial mon:stdio
 fi
-outdir=$build/vm-out/$topology-$(echo $scenarios | tr ' ' '+')
-rm -rf "$outdir"
 status=0
 python3 "$vmdir/console.py" "$outdir" "$vmdir/scenarios" "$topo_file" "$timeout" -- \
 	"$@" -serial stdio || status=$?
