@@ -143,7 +143,7 @@ static inline bool token_is(const char *s, const char *end, const char *lit, siz
 	return (size_t)(end - s) == len && __builtin_memcmp(s, lit, len) == 0;
 }
 
-/* Which count a key names, or K_NR; a switch, as this runs for most tokens. */
+/* Which count a key names, or K_NR. */
 static enum count_key count_key(const char *s, const char *end)
 {
 	switch (*s) {
@@ -284,6 +284,14 @@ static int decode_path(struct np_nm_parser *p, struct np_nm_vma *v, const char *
 	size_t len = (size_t)(end - s);
 	char *out;
 
+	/* Without a callback nobody sees the path: only that there is one
+	 * (it makes the VMA file-backed) and that it is valid. */
+	if (!p->fn) {
+		if (p->check_nul && memchr(s, '\0', len))
+			return fail(p, "NUL byte in file= path");
+		v->file = "";
+		return 0;
+	}
 	if (len + 1 > p->path_cap) {
 		size_t cap = p->path_cap ? p->path_cap : 256;
 		char *bigger;
