@@ -40,7 +40,7 @@ setup_scenario() {
 	misplaced)
 		# Memory first touched on the far node, then the user pins the
 		# task to node 0: all its memory is remote.
-		start_hog hog "$cpus_far" --mib=$((node_mib * 45 / 100))
+		start_hog hog "$cpus_far" --mib=$((node_mib * 35 / 100))
 		taskset -a -p -c "$cpus0" $HOGS >/dev/null
 		;;
 	compete)
@@ -65,12 +65,12 @@ setup_scenario() {
 			first_cpus="$first_cpus${first_cpus:+,}$(bench_cpus_of "$n" | sed 's/[-,].*//')"
 		done
 		start_hog hog "$ALL_CPUS" --threads="$NODE_COUNT" --cpus="$first_cpus" \
-			--policy=local --mib=$((node_mib * 20 / 100 * NODE_COUNT))
+			--policy=local --mib=$((node_mib * 16 / 100 * NODE_COUNT))
 		;;
 	shift)
 		# Runs on node 0 with its memory there; a third of the way in, the
 		# user moves it to the far node and its memory should follow.
-		start_hog hog "$cpus0" --mib=$((node_mib * 45 / 100))
+		start_hog hog "$cpus0" --mib=$((node_mib * 35 / 100))
 		MID_ACTION="taskset -a -p -c $cpus_far $HOGS"
 		MID_SECONDS=$((seconds / 3))
 		;;
