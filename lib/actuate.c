@@ -493,14 +493,38 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 	return idx;
 }
 
+/* PF_EXITING (include/linux/sched.h): set first thing in do_exit(). */
+#define PF_EXITING_FLAG 0x00000004u
+
+/* Whether @t has exited or is on its way out. Its pidfd reports the exit
+ * only at the end of it: before that, a task that has already let go of its
+ * memory makes move_pages(2) fail with EINVAL. */
+static bool task_leaving(struct np_actuator *act, const struct tracked_task *t)
+{
+	uint64_t start;
+	unsigned long flags;
+
+	if (pidfd_exited(t->pidfd))
+		return true;
+	switch (read_thread_identity(act, t->pid, t->pid, &start, &flags)) {
+	case 0:
+		return start != t->start_ticks || (flags & PF_EXITING_FLAG);
+	case -ESRCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* After an action: a process that exited meanwhile may have passed its pid
- * on, so the action is a failure whatever the calls said. */
+ * on, so the action is a failure whatever the calls said, and a call that
+ * failed because the process was going away failed for that reason. */
 static int action_end(struct np_actuator *act, int idx, int err, bool failed,
 		      enum np_stat_call kind)
 {
 	struct tracked_task *t = &act->tasks[idx];
 
-	if (!err && pidfd_exited(t->pidfd))
+	if (err ? err != -ESRCH && task_leaving(act, t) : pidfd_exited(t->pidfd))
 		err = -ESRCH;
 	if (err) {
 		np_stats_add_failure(act->stats, kind, err);
