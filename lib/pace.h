@@ -20,6 +20,7 @@ struct np_token_bucket {
 	uint64_t last_ns;
 };
 
+/* Start full (@burst bytes) at @now_ns; @rate 0 means no limit. */
 void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst,
 			  uint64_t now_ns);
 
@@ -36,8 +37,11 @@ struct np_backoff {
 	uint64_t until_ns;
 };
 
+/* Record a failure at @now_ns: the wait doubles from @min_ns up to @max_ns. */
 void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns);
+/* A success resets the wait. */
 void np_backoff_succeeded(struct np_backoff *b);
+/* True while a wait started by a failure lasts. */
 bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns);
 
 #define NP_BATCH_PAGES_MIN 16

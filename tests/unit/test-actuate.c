@@ -565,6 +565,7 @@ static void test_kernel_move_pages_self(void)
 	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *pages[64];
 	int nodes[64], status[64];
+	struct np_bitmap zero;
 	long r;
 
 	CHECK(mem != MAP_FAILED);
@@ -586,6 +587,11 @@ static void test_kernel_move_pages_self(void)
 	CHECK_INT(r, 0);
 	CHECK_INT(status[10], 0);
 	munmap(mem, 64 * 4096);
+
+	/* migrate_pages from node 0 to node 0: nothing to do, nothing left. */
+	np_bitmap_zero(&zero);
+	np_bitmap_set(&zero, 0);
+	CHECK_INT(sys->migrate_pages(NULL, getpid(), &zero, &zero), 0);
 }
 
 /* A node the handmade topology has and no test machine's child pages sit
