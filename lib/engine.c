@@ -459,6 +459,12 @@ static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task 
 
 		err = np_actuator_move_pages(engine->act, &rt->task, a->target_node, a->move_bytes,
 					     &res);
+		if (!err)
+			np_log(engine->ctx, LOG_INFO,
+			       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
+			       rt->task.pid, rt->task.comm, (unsigned long long)res.pages_moved,
+			       a->target_node, res.calls, (double)res.elapsed_ns / 1e6,
+			       (unsigned long long)res.pages_failed);
 		if (err && err != -EAGAIN)
 			np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s",
 			       rt->task.pid, rt->task.comm, a->target_node, strerror(-err));
