@@ -284,6 +284,14 @@ static int decode_path(struct np_nm_parser *p, struct np_nm_vma *v, const char *
 	size_t len = (size_t)(end - s);
 	char *out;
 
+	/* Without a callback nobody sees the path: only that there is one
+	 * (it makes the VMA file-backed) and that it is valid. */
+	if (!p->fn) {
+		if (p->check_nul && memchr(s, '\0', len))
+			return fail(p, "NUL byte in file= path");
+		v->file = "";
+		return 0;
+	}
 	if (len + 1 > p->path_cap) {
 		size_t cap = p->path_cap ? p->path_cap : 256;
 		char *bigger;

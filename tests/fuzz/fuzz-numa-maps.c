@@ -4,7 +4,8 @@
  * it is parsed whole, in random chunks (sizes drawn from a seed hashed from
  * the input, so a crash replays) and, when short, one byte at a time. All
  * three must agree on everything, and what the callback saw must add up to
- * the totals. Any disagreement aborts.
+ * the totals; a parse without a callback must give the same totals. Any
+ * disagreement aborts.
  */
 #include "nm-outcome.h"
 #include "numa_maps.h"
@@ -64,6 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_outcome(&whole, buf, size);
 	nm_parse(&cut, buf, size, 1 + seed % 64, seed | 1);
 	if (!nm_same_outcome(&whole, &cut))
+		abort();
+	nm_parse_with(&cut, buf, size, 1 + seed % 512, 0, true);
+	if (!nm_same_totals(&whole, &cut))
 		abort();
 	if (size <= 4096) {
 		nm_parse(&cut, buf, size, 1, 0);

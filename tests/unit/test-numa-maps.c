@@ -4,6 +4,7 @@
 #include "numa_maps.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -53,6 +54,13 @@ static struct nm_outcome *parse_every_split(const char *name)
 		if (!nm_same_outcome(whole, cut))
 			first_bad = chunk;
 	}
+	/* Without a callback (the daemon's totals-only path), cut or whole. */
+	nm_parse_with(cut, buf, len, 0, 0, true);
+	if (!nm_same_totals(whole, cut))
+		first_bad = len;
+	nm_parse_with(cut, buf, len, 7, 0, true);
+	if (!first_bad && !nm_same_totals(whole, cut))
+		first_bad = 7;
 	for (uint64_t seed = 1; seed <= 16 && !first_bad; seed++) {
 		nm_parse(cut, buf, len, 1 + seed * 97, seed);
 		if (!nm_same_outcome(whole, cut))
@@ -393,6 +401,53 @@ static void test_real_captures(void)
 	CHECK(n >= 2);
 }
 
+/*
+ * Every numa_maps in any fixture tree (other engineers' hand-made ones, and
+ * captures from multi-node guests as they are added) must parse, identically
+ * at every split, and only name nodes its tree's sys/ says are online.
+ */
+static void test_every_fixture_tree(void)
+{
+	const char *base = getenv("NP_FIXTURES");
+	char pattern[4096];
+	glob_t g;
+
+	if (!base)
+		base = "tests/fixtures";
+	snprintf(pattern, sizeof(pattern), "%s/*/proc/*/numa_maps", base);
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *name = g.gl_pathv[i] + strlen(base) + 1;
+		struct nm_outcome *o;
+		struct np_bitmap online;
+		char online_path[4096], *text;
+		size_t len;
+		FILE *f;
+
+		if (strncmp(name, "nmaps-handmade/", 15) == 0)
+			continue;
+		o = parse_every_split(name);
+		if (o->err)
+			fprintf(stderr, "%s:%u: %s\n", name, o->err_line, o->msg);
+		CHECK_INT(o->err, 0);
+		snprintf(online_path, sizeof(online_path), "%s/%.*s/sys/devices/system/node/online",
+			 base, (int)(strchr(name, '/') - name), name);
+		f = fopen(online_path, "r");
+		if (f) {
+			fclose(f);
+			text = slurp(online_path, &len);
+			CHECK_INT(np_bitmap_parse_list(&online, text, len), 0);
+			for (unsigned n = 0; n < o->slots; n++)
+				if (o->anon[n] || o->file[n])
+					CHECK(np_bitmap_test(&online, n));
+			free(text);
+		}
+		free(o);
+	}
+	globfree(&g);
+}
+
 struct logged {
 	char text[512];
 };
@@ -531,6 +586,11 @@ static void test_nul_and_huge_line(void)
 	nm_parse(o, with_nul, sizeof(with_nul) - 1, 0, 0);
 	CHECK_INT(o->err, -EINVAL);
 	CHECK(strstr(o->msg, "NUL") != NULL);
+	nm_parse_with(o, with_nul, sizeof(with_nul) - 1, 0, 0, true);
+	CHECK_INT(o->err, -EINVAL);
+	CHECK(strstr(o->msg, "NUL") != NULL);
+	nm_parse_with(o, with_nul, sizeof(with_nul) - 1, 3, 0, true);
+	CHECK_INT(o->err, -EINVAL);
 
 	/* Longer than any line the kernel prints: refused, whole or cut. */
 	memset(line, 'x', big);
@@ -588,6 +648,7 @@ int main(void)
 	test_thp_and_hugetlb();
 	test_empty_unknown_garbage_truncated();
 	test_real_captures();
+	test_every_fixture_tree();
 	test_read_task();
 	test_malformed();
 	test_nul_and_huge_line();

@@ -204,10 +204,13 @@ while read -r kind id rest; do
 done <"$topo_file"
 
 # monitor=off: without MONITOR/MWAIT the guest idles with HLT, so waking an
-# idle CPU is always an interrupt that QEMU delivers.
+# idle CPU is always an interrupt that QEMU delivers. One socket per CPU: CPUs
+# of one socket share a cache, and a cache shared across nodes makes the
+# kernel warn at boot (topology_sane).
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max,monitor=off -smp "$cpu_count" -m "${total_mib}M" $numa_args \
+	-accel tcg,thread=multi -cpu max,monitor=off \
+	-smp "$cpu_count,sockets=$cpu_count,cores=1,threads=1" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 quiet panic=-1 oops=panic ${NP_VM_APPEND:-}" \
 	-nodefaults -display none -no-reboot

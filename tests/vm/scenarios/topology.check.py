@@ -30,12 +30,12 @@ for node_id in ids:
     what = f"node {node_id}"
     checks.equal(got["cpus"], want["cpus"], f"{what} cpus")
     checks.equal(got["distances"], want["distances"], f"{what} distances")
-    # The kernel keeps part of each node's memory for itself (more on the
-    # node holding the kernel image), so MemTotal is a little below what
-    # QEMU gave: allow 15%.
+    # MemTotal leaves out what the kernel reserved at boot: its image, the
+    # initramfs, the 64 MiB bounce buffer (swiotlb); which node each lands on
+    # varies, so a node may show up to 30% less than QEMU gave it.
     total = got["mem_total_bytes"]
-    checks.check(0.85 * want["mem_bytes"] <= total <= want["mem_bytes"],
-                 f"{what} mem_total_bytes {total} not within 85-100% of {want['mem_bytes']}")
+    checks.check(0.7 * want["mem_bytes"] <= total <= want["mem_bytes"],
+                 f"{what} mem_total_bytes {total} not within 70-100% of {want['mem_bytes']}")
     fields = dict(kv.split("=", 1) for kv in sysfs[f"node{node_id}"].split())
     checks.equal(total, int(fields["memtotal_kb"]) * 1024, f"{what} mem_total_bytes vs /sys")
     checks.equal(parse_list(fields["cpulist"]), got["cpus"], f"{what} cpus vs /sys")

@@ -4,6 +4,10 @@
 . /np/guest-lib.sh
 set -e
 
+if dmesg | grep -E -A 3 'BUG|WARNING|Oops'; then
+	np_fail "the kernel complained about this topology at boot"
+fi
+
 sys=/sys/devices/system/node
 {
 	for f in online has_cpu has_memory; do
