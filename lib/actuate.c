@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "numa_maps.h"
+#include "pace.h"
+#include "pageplan.h"
 
 /*
  * Batch sizes, from a 2-node QEMU guest (TCG) moving 100,000 4 KiB pages from
@@ -46,13 +48,11 @@
  */
 #define DEFAULT_BATCH_PAGES 512
 #define DEFAULT_BATCH_TARGET_MS 20
-#define MIN_BATCH_PAGES 16
-#define MAX_BATCH_PAGES 16384
 /* Pages looked up per status query, at most: a page-table walk without
  * migration is one to two orders cheaper per page than a move, but in a slow
  * guest 16384 lookups still took 140 ms, so their count adapts to the same
  * call time as the moves, from a start of 4096. */
-#define QUERY_PAGES MAX_BATCH_PAGES
+#define QUERY_PAGES NP_BATCH_PAGES_MAX
 #define FIRST_QUERY_PAGES 4096
 #define DEFAULT_BACKOFF_MIN_MS 1000
 #define DEFAULT_BACKOFF_MAX_MS 300000
@@ -157,179 +157,7 @@ static uint64_t monotonic_ns(void *data)
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- Pure pieces ---- */
-
-void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
-{
-	b->rate = rate;
-	b->burst = burst;
-	b->tokens = burst;
-	b->fraction = 0;
-	b->last_ns = now_ns;
-}
-
-uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t now_ns)
-{
-	if (!b->rate)
-		return want;
-	if (now_ns > b->last_ns) {
-		/* Earned in byte-nanoseconds, the remainder kept, so frequent
-		 * small calls lose no fractions of a byte. */
-		unsigned __int128 earned =
-		    (unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
-		unsigned __int128 bytes = earned / NS_PER_S;
-
-		b->last_ns = now_ns;
-		if (bytes >= b->burst - b->tokens) {
-			b->tokens = b->burst;
-			b->fraction = 0;
-		} else {
-			b->tokens += (uint64_t)bytes;
-			b->fraction = (uint64_t)(earned % NS_PER_S);
-		}
-	}
-	if (want > b->tokens)
-		want = b->tokens;
-	b->tokens -= want;
-	return want;
-}
-
-void np_token_bucket_refund(struct np_token_bucket *b, uint64_t bytes)
-{
-	if (!b->rate)
-		return;
-	b->tokens = bytes > b->burst - b->tokens ? b->burst : b->tokens + bytes;
-}
-
-void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns)
-{
-	uint64_t wait = min_ns;
-
-	for (unsigned i = 0; i < b->failures && wait < max_ns; i++)
-		wait *= 2;
-	if (wait > max_ns)
-		wait = max_ns;
-	b->failures++;
-	b->until_ns = now_ns + wait;
-}
-
-void np_backoff_succeeded(struct np_backoff *b)
-{
-	b->failures = 0;
-	b->until_ns = 0;
-}
-
-bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns)
-{
-	return b->failures && now_ns < b->until_ns;
-}
-
-int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
-		       unsigned n, unsigned batch_pages, struct np_page_plan *plan)
-{
-	int *dsts = NULL;
-	unsigned *counts = NULL, nr_dsts = 0, *next = NULL;
-	int err = -ENOMEM;
-
-	memset(plan, 0, sizeof(*plan));
-	if (!batch_pages)
-		return -EINVAL;
-	plan->pages = malloc((n ? n : 1) * sizeof(*plan->pages));
-	plan->src = malloc((n ? n : 1) * sizeof(*plan->src));
-	dsts = malloc((n ? n : 1) * sizeof(*dsts));
-	counts = calloc(n ? n : 1, sizeof(*counts));
-	next = calloc(n ? n : 1, sizeof(*next));
-	if (!plan->pages || !plan->src || !dsts || !counts || !next)
-		goto out;
-
-	/* Count the pages to move per destination, destinations in order of
-	 * first appearance (a handful: a linear search is fine). */
-	for (unsigned i = 0; i < n; i++) {
-		int d = one_dst ? dst[0] : dst[i];
-		unsigned k;
-
-		if (status[i] < 0) {
-			plan->not_present++;
-			continue;
-		}
-		if (status[i] == d) {
-			plan->in_place++;
-			continue;
-		}
-		for (k = 0; k < nr_dsts && dsts[k] != d; k++)
-			;
-		if (k == nr_dsts)
-			dsts[nr_dsts++] = d;
-		counts[k]++;
-		plan->nr_pages++;
-	}
-	for (unsigned k = 0, at = 0; k < nr_dsts; k++) {
-		next[k] = at;
-		at += counts[k];
-		plan->nr_batches += (counts[k] + batch_pages - 1) / batch_pages;
-	}
-	plan->batches = malloc((plan->nr_batches ? plan->nr_batches : 1) * sizeof(*plan->batches));
-	if (!plan->batches)
-		goto out;
-	for (unsigned i = 0; i < n; i++) {
-		int d = one_dst ? dst[0] : dst[i];
-		unsigned k;
-
-		if (status[i] < 0 || status[i] == d)
-			continue;
-		for (k = 0; dsts[k] != d; k++)
-			;
-		plan->pages[next[k]] = pages[i];
-		plan->src[next[k]] = status[i];
-		next[k]++;
-	}
-	for (unsigned k = 0, at = 0, b = 0; k < nr_dsts; k++) {
-		for (unsigned done = 0; done < counts[k]; done += batch_pages) {
-			unsigned left = counts[k] - done;
-
-			plan->batches[b].dst = dsts[k];
-			plan->batches[b].first = at + done;
-			plan->batches[b].count = left < batch_pages ? left : batch_pages;
-			b++;
-		}
-		at += counts[k];
-	}
-	err = 0;
-out:
-	free(dsts);
-	free(counts);
-	free(next);
-	if (err)
-		np_page_plan_clear(plan);
-	return err;
-}
-
-void np_page_plan_clear(struct np_page_plan *plan)
-{
-	free(plan->pages);
-	free(plan->src);
-	free(plan->batches);
-	memset(plan, 0, sizeof(*plan));
-}
-
-unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns)
-{
-	uint64_t ideal, next;
-
-	if (!elapsed_ns)
-		ideal = (uint64_t)batch * 2;
-	else
-		ideal = (uint64_t)((unsigned __int128)batch * target_ns / elapsed_ns);
-	/* Down at once: a call that ran long held the target up, and the next
-	 * should not. Up half way: one quick call (everything cached, nothing
-	 * contended) should not swing the size all the way. */
-	next = ideal < batch ? ideal : ((uint64_t)batch + ideal) / 2;
-	if (next < MIN_BATCH_PAGES)
-		next = MIN_BATCH_PAGES;
-	if (next > MAX_BATCH_PAGES)
-		next = MAX_BATCH_PAGES;
-	return (unsigned)next;
-}
+/* ---- Affinity narrowing ---- */
 
 enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
 				  const struct np_bitmap *node_cpus, struct np_bitmap *out)
@@ -338,77 +166,6 @@ enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
 	if (np_bitmap_empty(out))
 		return NP_NARROW_EMPTY;
 	return np_bitmap_equal(out, current) ? NP_NARROW_UNCHANGED : NP_NARROW_CHANGED;
-}
-
-static int compare_ranges(const void *a, const void *b)
-{
-	const struct np_vma_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
-		  unsigned *err_line)
-{
-	struct np_vma_range *v = NULL;
-	unsigned n = 0, cap = 0, line = 0;
-	const char *p = buf, *end = buf + len;
-
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		uint64_t start = 0, stop = 0;
-		const char *q = p;
-		unsigned digits;
-
-		if (!eol)
-			eol = end;
-		line++;
-		for (digits = 0; q < eol && *q != '-'; q++, digits++) {
-			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
-				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-							 : -1;
-			if (d < 0 || digits == 16)
-				goto bad;
-			start = start << 4 | (uint64_t)d;
-		}
-		if (!digits || q == eol)
-			goto bad;
-		for (q++, digits = 0; q < eol && *q != ' '; q++, digits++) {
-			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
-				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-							 : -1;
-			if (d < 0 || digits == 16)
-				goto bad;
-			stop = stop << 4 | (uint64_t)d;
-		}
-		if (!digits || stop <= start)
-			goto bad;
-		if (n == cap) {
-			struct np_vma_range *bigger;
-
-			cap = cap ? cap * 2 : 64;
-			bigger = realloc(v, cap * sizeof(*v));
-			if (!bigger) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = bigger;
-		}
-		v[n].start = start;
-		v[n].end = stop;
-		n++;
-		p = eol + 1;
-	}
-	if (n > 1)
-		qsort(v, n, sizeof(*v), compare_ranges);
-	*ranges = v;
-	*nr = n;
-	return 0;
-bad:
-	free(v);
-	if (err_line)
-		*err_line = line;
-	return -EINVAL;
 }
 
 /* ---- The actuator ---- */
@@ -488,8 +245,8 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	    (params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
 	    NS_PER_MS;
 	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
-	if (act->batch_pages > MAX_BATCH_PAGES)
-		act->batch_pages = MAX_BATCH_PAGES;
+	if (act->batch_pages > NP_BATCH_PAGES_MAX)
+		act->batch_pages = NP_BATCH_PAGES_MAX;
 	act->query_pages = FIRST_QUERY_PAGES;
 	act->backoff_min_ns =
 	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
@@ -736,14 +493,38 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 	return idx;
 }
 
+/* PF_EXITING (include/linux/sched.h): set first thing in do_exit(). */
+#define PF_EXITING_FLAG 0x00000004u
+
+/* Whether @t has exited or is on its way out. Its pidfd reports the exit
+ * only at the end of it: before that, a task that has already let go of its
+ * memory makes move_pages(2) fail with EINVAL. */
+static bool task_leaving(struct np_actuator *act, const struct tracked_task *t)
+{
+	uint64_t start;
+	unsigned long flags;
+
+	if (pidfd_exited(t->pidfd))
+		return true;
+	switch (read_thread_identity(act, t->pid, t->pid, &start, &flags)) {
+	case 0:
+		return start != t->start_ticks || (flags & PF_EXITING_FLAG);
+	case -ESRCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* After an action: a process that exited meanwhile may have passed its pid
- * on, so the action is a failure whatever the calls said. */
+ * on, so the action is a failure whatever the calls said, and a call that
+ * failed because the process was going away failed for that reason. */
 static int action_end(struct np_actuator *act, int idx, int err, bool failed,
 		      enum np_stat_call kind)
 {
 	struct tracked_task *t = &act->tasks[idx];
 
-	if (!err && pidfd_exited(t->pidfd))
+	if (err ? err != -ESRCH && task_leaving(act, t) : pidfd_exited(t->pidfd))
 		err = -ESRCH;
 	if (err) {
 		np_stats_add_failure(act->stats, kind, err);

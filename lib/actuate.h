@@ -8,6 +8,8 @@
 #include "bitmap.h"
 #include "context.h"
 #include "stats.h"
+#include "pace.h"
+#include "pageplan.h"
 #include "task.h"
 
 /*
@@ -170,78 +172,10 @@ void np_actuator_clear_records(struct np_actuator *act);
 /* One line describing @rec, as snprintf. */
 size_t np_action_record_format(const struct np_action_record *rec, char *buf, size_t size);
 
-/* --- Pure pieces, exposed for tests --- */
-
-/* A token bucket of bytes refilled at @rate bytes/s up to @burst. */
-struct np_token_bucket {
-	uint64_t rate;	/* bytes per second; 0 = unlimited */
-	uint64_t burst; /* bytes */
-	uint64_t tokens;
-	uint64_t fraction; /* byte-nanoseconds earned short of a whole byte */
-	uint64_t last_ns;
-};
-
-void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst,
-			  uint64_t now_ns);
-
-/* Refill for the time up to @now_ns, then take up to @want bytes; returns
- * what was granted (@want when unlimited). */
-uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t now_ns);
-
-/* Return granted bytes that were not used. */
-void np_token_bucket_refund(struct np_token_bucket *b, uint64_t bytes);
-
-/* Exponential backoff after failures: min, 2 min, 4 min ... capped. */
-struct np_backoff {
-	unsigned failures;
-	uint64_t until_ns;
-};
-
-void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns);
-void np_backoff_succeeded(struct np_backoff *b);
-bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns);
-
-/* Pages grouped for move_pages: @pages reordered so that each batch is a run
- * of one destination node, in the order destinations first appear. */
-struct np_page_batch {
-	int dst;
-	unsigned first, count; /* into plan->pages */
-};
-
-struct np_page_plan {
-	void **pages;
-	int *src; /* each page's current node */
-	unsigned nr_pages;
-	struct np_page_batch *batches;
-	unsigned nr_batches;
-	unsigned not_present; /* status < 0 (not mapped, zero page, error) */
-	unsigned in_place;    /* already on their destination */
-};
-
-/* Plan the moves of @n pages whose current node (or -errno) is @status[i]
- * and destination @dst[i] (or all @dst[0] when @one_dst), in batches of at
- * most @batch_pages. Returns 0 or -ENOMEM / -EINVAL. */
-int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
-		       unsigned n, unsigned batch_pages, struct np_page_plan *plan);
-void np_page_plan_clear(struct np_page_plan *plan);
-
-/* The next batch size: scaled so a call of @batch pages that took
- * @elapsed_ns would take @target_ns; down at once, up half way, within
- * 16..16384 pages. */
-unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns);
+/* The pure step of np_actuator_set_affinity(), exposed for tests. */
 
 enum np_narrow { NP_NARROW_CHANGED, NP_NARROW_UNCHANGED, NP_NARROW_EMPTY };
 
 /* @out = @current & @node_cpus, and what that means for the thread. */
 enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
 				  const struct np_bitmap *node_cpus, struct np_bitmap *out);
-
-/* One mapping from /proc/PID/maps. */
-struct np_vma_range {
-	uint64_t start, end;
-};
-
-/* Parse maps (pure) into a malloc'd array sorted by start. Returns 0,
- * -ENOMEM, or -EINVAL with the 1-based line in *err_line. */
-int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
-		  unsigned *err_line);

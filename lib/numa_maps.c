@@ -143,7 +143,7 @@ static inline bool token_is(const char *s, const char *end, const char *lit, siz
 	return (size_t)(end - s) == len && __builtin_memcmp(s, lit, len) == 0;
 }
 
-/* Which count a key names, or K_NR; a switch, as this runs for most tokens. */
+/* Which count a key names, or K_NR. */
 static enum count_key count_key(const char *s, const char *end)
 {
 	switch (*s) {

@@ -31,6 +31,7 @@ struct fake_kernel {
 	uint64_t ns_per_page;
 	int fail_moves;	  /* a whole-call error for every move, or 0 */
 	int kill_on_call; /* kill the target on this move call (1-based), or 0 */
+	int kill_errno;	  /* what that call then returns (-EINVAL: memory gone), or 0 */
 	unsigned calls, lookups, max_count;
 	uint64_t pages_moved;
 	unsigned migrate_calls;
@@ -51,6 +52,8 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 	if (fk->kill_on_call && fk->calls == (unsigned)fk->kill_on_call) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		if (fk->kill_errno)
+			return fk->kill_errno;
 	}
 	if (fk->fail_moves)
 		return fk->fail_moves;
@@ -701,6 +704,19 @@ static void test_real_batches(void)
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 1);
 	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
+
+	/* It dies inside the call: move_pages(2) fails with EINVAL once an
+	 * exiting task has let go of its memory. That is its exit, counted as
+	 * such, not an error to back off from. */
+	child = spawn_child(4000);
+	CHECK(child > 0);
+	live_task(&task, child);
+	fake.calls = 0;
+	fake.kill_errno = -EINVAL;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(fake.calls, 2);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 2);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, EINVAL), 0);
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "pace.h"
+
+#define NS_PER_S 1000000000ull
+
+void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
+{
+	b->rate = rate;
+	b->burst = burst;
+	b->tokens = burst;
+	b->fraction = 0;
+	b->last_ns = now_ns;
+}
+
+uint64_t np_token_bucket_take(struct np_token_bucket *b, uint64_t want, uint64_t now_ns)
+{
+	if (!b->rate)
+		return want;
+	if (now_ns > b->last_ns) {
+		/* Earned in byte-nanoseconds, the remainder kept, so frequent
+		 * small calls lose no fractions of a byte. */
+		unsigned __int128 earned =
+		    (unsigned __int128)b->rate * (now_ns - b->last_ns) + b->fraction;
+		unsigned __int128 bytes = earned / NS_PER_S;
+
+		b->last_ns = now_ns;
+		if (bytes >= b->burst - b->tokens) {
+			b->tokens = b->burst;
+			b->fraction = 0;
+		} else {
+			b->tokens += (uint64_t)bytes;
+			b->fraction = (uint64_t)(earned % NS_PER_S);
+		}
+	}
+	if (want > b->tokens)
+		want = b->tokens;
+	b->tokens -= want;
+	return want;
+}
+
+void np_token_bucket_refund(struct np_token_bucket *b, uint64_t bytes)
+{
+	if (!b->rate)
+		return;
+	b->tokens = bytes > b->burst - b->tokens ? b->burst : b->tokens + bytes;
+}
+
+void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns)
+{
+	uint64_t wait = min_ns;
+
+	for (unsigned i = 0; i < b->failures && wait < max_ns; i++)
+		wait *= 2;
+	if (wait > max_ns)
+		wait = max_ns;
+	b->failures++;
+	b->until_ns = now_ns + wait;
+}
+
+void np_backoff_succeeded(struct np_backoff *b)
+{
+	b->failures = 0;
+	b->until_ns = 0;
+}
+
+bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns)
+{
+	return b->failures && now_ns < b->until_ns;
+}
+
+unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target_ns)
+{
+	uint64_t ideal, next;
+
+	if (!elapsed_ns)
+		ideal = (uint64_t)batch * 2;
+	else
+		ideal = (uint64_t)((unsigned __int128)batch * target_ns / elapsed_ns);
+	/* Down at once: a call that ran long held the target up, and the next
+	 * should not. Up half way: one quick call (everything cached, nothing
+	 * contended) should not swing the size all the way. */
+	next = ideal < batch ? ideal : ((uint64_t)batch + ideal) / 2;
+	if (next < NP_BATCH_PAGES_MIN)
+		next = NP_BATCH_PAGES_MIN;
+	if (next > NP_BATCH_PAGES_MAX)
+		next = NP_BATCH_PAGES_MAX;
+	return (unsigned)next;
+}

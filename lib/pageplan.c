@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "pageplan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
+		       unsigned n, unsigned batch_pages, struct np_page_plan *plan)
+{
+	int *dsts = NULL;
+	unsigned *counts = NULL, nr_dsts = 0, *next = NULL;
+	int err = -ENOMEM;
+
+	memset(plan, 0, sizeof(*plan));
+	if (!batch_pages)
+		return -EINVAL;
+	plan->pages = malloc((n ? n : 1) * sizeof(*plan->pages));
+	plan->src = malloc((n ? n : 1) * sizeof(*plan->src));
+	dsts = malloc((n ? n : 1) * sizeof(*dsts));
+	counts = calloc(n ? n : 1, sizeof(*counts));
+	next = calloc(n ? n : 1, sizeof(*next));
+	if (!plan->pages || !plan->src || !dsts || !counts || !next)
+		goto out;
+
+	/* Count the pages to move per destination, destinations in order of
+	 * first appearance (a handful: a linear search is fine). */
+	for (unsigned i = 0; i < n; i++) {
+		int d = one_dst ? dst[0] : dst[i];
+		unsigned k;
+
+		if (status[i] < 0) {
+			plan->not_present++;
+			continue;
+		}
+		if (status[i] == d) {
+			plan->in_place++;
+			continue;
+		}
+		for (k = 0; k < nr_dsts && dsts[k] != d; k++)
+			;
+		if (k == nr_dsts)
+			dsts[nr_dsts++] = d;
+		counts[k]++;
+		plan->nr_pages++;
+	}
+	for (unsigned k = 0, at = 0; k < nr_dsts; k++) {
+		next[k] = at;
+		at += counts[k];
+		plan->nr_batches += (counts[k] + batch_pages - 1) / batch_pages;
+	}
+	plan->batches = malloc((plan->nr_batches ? plan->nr_batches : 1) * sizeof(*plan->batches));
+	if (!plan->batches)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		int d = one_dst ? dst[0] : dst[i];
+		unsigned k;
+
+		if (status[i] < 0 || status[i] == d)
+			continue;
+		for (k = 0; dsts[k] != d; k++)
+			;
+		plan->pages[next[k]] = pages[i];
+		plan->src[next[k]] = status[i];
+		next[k]++;
+	}
+	for (unsigned k = 0, at = 0, b = 0; k < nr_dsts; k++) {
+		for (unsigned done = 0; done < counts[k]; done += batch_pages) {
+			unsigned left = counts[k] - done;
+
+			plan->batches[b].dst = dsts[k];
+			plan->batches[b].first = at + done;
+			plan->batches[b].count = left < batch_pages ? left : batch_pages;
+			b++;
+		}
+		at += counts[k];
+	}
+	err = 0;
+out:
+	free(dsts);
+	free(counts);
+	free(next);
+	if (err)
+		np_page_plan_clear(plan);
+	return err;
+}
+
+void np_page_plan_clear(struct np_page_plan *plan)
+{
+	free(plan->pages);
+	free(plan->src);
+	free(plan->batches);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const struct np_vma_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
+		  unsigned *err_line)
+{
+	struct np_vma_range *v = NULL;
+	unsigned n = 0, cap = 0, line = 0;
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		uint64_t start = 0, stop = 0;
+		const char *q = p;
+		unsigned digits;
+
+		if (!eol)
+			eol = end;
+		line++;
+		for (digits = 0; q < eol && *q != '-'; q++, digits++) {
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+							 : -1;
+			if (d < 0 || digits == 16)
+				goto bad;
+			start = start << 4 | (uint64_t)d;
+		}
+		if (!digits || q == eol)
+			goto bad;
+		for (q++, digits = 0; q < eol && *q != ' '; q++, digits++) {
+			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
+				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
+							 : -1;
+			if (d < 0 || digits == 16)
+				goto bad;
+			stop = stop << 4 | (uint64_t)d;
+		}
+		if (!digits || stop <= start)
+			goto bad;
+		if (n == cap) {
+			struct np_vma_range *bigger;
+
+			cap = cap ? cap * 2 : 64;
+			bigger = realloc(v, cap * sizeof(*v));
+			if (!bigger) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = bigger;
+		}
+		v[n].start = start;
+		v[n].end = stop;
+		n++;
+		p = eol + 1;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), compare_ranges);
+	*ranges = v;
+	*nr = n;
+	return 0;
+bad:
+	free(v);
+	if (err_line)
+		*err_line = line;
+	return -EINVAL;
+}

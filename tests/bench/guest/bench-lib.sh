@@ -1,0 +1,155 @@
+# Helpers for the benchmark scenarios inside the test guest (busybox sh).
+# Sourced after /np/guest-lib.sh.
+. /np/scenarios/bench-env.sh
+
+# Seconds since boot, to 10 ms.
+bench_now() {
+	cut -d' ' -f1 /proc/uptime
+}
+
+# NODES (list), NODE_COUNT, CPUS_<n> for each node, ALL_CPUS, and FAR_NODE:
+# the node farthest from node 0 (the lowest-numbered one on a tie).
+bench_topology() {
+	NODES=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-");
+		for (j = r[1]; j <= r[n]; j++) printf "%d ", j } }' /sys/devices/system/node/online)
+	NODE_COUNT=0
+	for n in $NODES; do
+		eval "CPUS_$n=$(cat /sys/devices/system/node/node$n/cpulist)"
+		NODE_COUNT=$((NODE_COUNT + 1))
+	done
+	ALL_CPUS=$(cat /sys/devices/system/cpu/online)
+	FAR_NODE=$(awk '{ far = 0; for (i = 2; i <= NF; i++) if ($i > $(far + 1)) far = i - 1; print far }' \
+		/sys/devices/system/node/node0/distance)
+}
+
+# CPU list of node N.
+bench_cpus_of() {
+	eval "echo \$CPUS_$1"
+}
+
+# Print the topology header of a results file: one "node N CPULIST" line per
+# node, so the host can map the CPU a thread ran on to its node.
+bench_topology_lines() {
+	for n in $NODES; do
+		echo "node $n $(bench_cpus_of "$n")"
+	done
+}
+
+# Migration counters from /proc/vmstat: "<pgmigrate_success> <numa_pages_migrated>".
+bench_vmstat_migrated() {
+	awk '$1 == "pgmigrate_success" { s = $2 } $1 == "numa_pages_migrated" { n = $2 }
+		END { print s + 0, n + 0 }' /proc/vmstat
+}
+
+# CPU time (user + system clock ticks) of PID, 0 when it is gone.
+bench_cpu_ticks() {
+	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+
+# One observation of PID at time T: pages per node from numa_maps, and for
+# each thread the CPU it last ran on and the CPU time it used so far (clock
+# ticks), so that the host can leave out threads that only wait.
+#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,...
+bench_sample() {
+	awk -v t="$1" -v pid="$2" '
+		FILENAME ~ /numa_maps$/ {
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^N[0-9]+=/) { split(substr($i, 2), kv, "="); pages[kv[1]] += kv[2] }
+			next
+		}
+		{ line = $0; sub(/.*\) /, "", line); split(line, f, " ");
+		  if (cpus != "") cpus = cpus ","
+		  cpus = cpus f[37] ":" (f[12] + f[13]) }
+		END {
+			out = "sample " t " " pid
+			for (n in pages) out = out " N" n "=" pages[n]
+			print out " cpus=" cpus
+		}' "/proc/$2/numa_maps" /proc/"$2"/task/*/stat 2>/dev/null
+}
+
+# Each thread's allowed CPUs of PID: "affinity WHEN PID TID LIST" lines.
+bench_affinity() {
+	for status in /proc/"$2"/task/*/status; do
+		tid=${status#/proc/$2/task/}
+		tid=${tid%/status}
+		echo "affinity $1 $2 $tid $(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$status" 2>/dev/null)"
+	done
+}
+
+# Start the placement system NAME; sets PLACER_PID (empty when the system is
+# the kernel alone). Every system starts from kernel balancing off.
+#   none        nothing moves memory or threads
+#   kernel      kernel.numa_balancing = 1
+#   numad       Debian's numad with its defaults
+#   numad-i5    numad -i 5 (re-evaluates at most every 5 s)
+#   numaplaced  numaplaced --foreground with the shipped config (its defaults)
+bench_start_system() {
+	PLACER_PID=
+	np_numa_balancing 0
+	case $1 in
+	none) ;;
+	kernel) np_numa_balancing 1 ;;
+	numad | numad-i5)
+		# numad holds back for 300 s after boot, counted on the monotonic
+		# clock: a fresh time namespace 1000 s ahead lets it act at once.
+		# util-linux unshare by its path: busybox sh prefers its own
+		# applet, which has no --time. This numad has no foreground
+		# option: it detaches, and is found by name.
+		mkdir -p /var/log /var/run
+		rm -f /var/run/numad.pid /var/log/numad.log numad.out
+		interval=
+		[ "$1" = numad-i5 ] && interval="-i 5"
+		# shellcheck disable=SC2086
+		/usr/bin/unshare --time --monotonic 1000 --fork "$BENCH_NUMAD" $interval >numad.out 2>&1 &
+		BENCH_UNSHARE_PID=$!
+		left=50
+		while [ -z "$PLACER_PID" ] && [ $left -gt 0 ]; do
+			sleep 0.1
+			PLACER_PID=$(pidof numad | cut -d' ' -f1)
+			left=$((left - 1))
+		done
+		[ -n "$PLACER_PID" ] || np_fail "numad did not start: $(cat numad.out)"
+		;;
+	numaplaced)
+		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
+		# the guest) sets nothing: every key at its default.
+		# shellcheck disable=SC2086
+		numaplaced --foreground ${BENCH_NUMAPLACED_ARGS:-} \
+			>numaplaced.log 2>&1 &
+		PLACER_PID=$!
+		sleep 0.2
+		kill -0 "$PLACER_PID" 2>/dev/null || np_fail "numaplaced did not start: $(cat numaplaced.log)"
+		;;
+	*) np_fail "unknown system $1" ;;
+	esac
+}
+
+# Stop what bench_start_system started; prints "placer_cpu_s SECONDS" (its
+# user + system time) when there was a placer process.
+bench_stop_system() {
+	if [ -n "$PLACER_PID" ]; then
+		ticks=$(bench_cpu_ticks "$PLACER_PID")
+		# numaplaced logs its counters on SIGUSR1.
+		if [ -z "${BENCH_UNSHARE_PID:-}" ]; then
+			kill -USR1 "$PLACER_PID" 2>/dev/null
+			sleep 0.5
+		fi
+		echo "placer_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')"
+		kill -TERM "$PLACER_PID" 2>/dev/null
+		left=50
+		while kill -0 "$PLACER_PID" 2>/dev/null && [ $left -gt 0 ]; do
+			sleep 0.1
+			left=$((left - 1))
+		done
+		kill -KILL "$PLACER_PID" 2>/dev/null
+		wait "${BENCH_UNSHARE_PID:-$PLACER_PID}" 2>/dev/null
+		# The placer's own account of what it did, for the record.
+		for log in numad.out /var/log/numad.log numaplaced.log; do
+			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n "${BENCH_LOG_LINES:-40}"
+			rm -f "$log"
+		done
+	fi
+	BENCH_UNSHARE_PID=
+	PLACER_PID=
+	np_numa_balancing 0
+}

@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+"""Turn the raw benchmark results into docs/benchmarks.md and its plots.
+
+usage: report.py RESULTS_DIR DOC_PATH PLOT_DIR
+
+RESULTS_DIR holds what tests/bench/run-benchmarks.sh collected:
+  placement-<topology>/*.txt  one file per run (tests/bench/guest/bench-placement.sh)
+  throughput.txt              tests/bench/guest/bench-throughput.sh
+  spawn.txt                   tests/bench/guest/bench-spawn.sh
+  host-overhead.txt           tests/bench/host-overhead.sh
+  machine.txt                 "key: value" lines describing the host and guest
+"""
+import glob
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+SCENARIOS = {
+    "misplaced": "one hog, threads pinned to node 0, memory on the far node",
+    "compete": "two 2-thread hogs, memory on node 0, free to run anywhere",
+    "big": "one 2-thread hog pinned to node 0, 1.3 times a node of memory",
+    "spread": "one thread pinned per node, each with its own memory there",
+    "shift": "one hog on node 0; a third of the way in, moved to the far node",
+}
+SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced"]
+SYSTEM_LABELS = {
+    "none": "no balancing",
+    "kernel": "kernel numa_balancing=1",
+    "numad": "numad (defaults)",
+    "numad-i5": "numad -i 5",
+    "numaplaced": "numaplaced (defaults)",
+}
+PAGE = 4096
+
+
+# ---- Placement ----------------------------------------------------------
+
+def cpu_list(text):
+    cpus = []
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            cpus.extend(range(int(lo), int(hi) + 1))
+        elif part:
+            cpus.append(int(part))
+    return cpus
+
+
+def parse_run(path):
+    run = {"samples": {}, "events": {}, "affinity": {}, "hogs": [], "cpu_node": {},
+           "placer_cpu_s": None, "log": []}
+    for line in open(path, encoding="utf-8", errors="replace"):
+        f = line.split()
+        if not f:
+            continue
+        kind = f[0]
+        if kind == "run":
+            run["topology"], run["scenario"], run["system"] = f[1], f[2], f[3]
+        elif kind == "node":
+            for cpu in cpu_list(f[2]):
+                run["cpu_node"][cpu] = int(f[1])
+        elif kind in ("vmstat_before", "vmstat_after"):
+            run[kind] = int(f[1])
+        elif kind == "event":
+            run["events"][f[2]] = float(f[1])
+        elif kind == "affinity":
+            run["affinity"].setdefault((f[2], f[3]), {})[f[1]] = f[4] if len(f) > 4 else ""
+        elif kind == "sample":
+            pages, threads = {}, []
+            for item in f[3:]:
+                if item.startswith("cpus="):
+                    for pair in item[5:].split(","):
+                        if pair:
+                            cpu, ticks = pair.split(":")
+                            threads.append((int(cpu), int(ticks)))
+                elif item.startswith("N"):
+                    node, count = item[1:].split("=")
+                    pages[int(node)] = int(count)
+            run["samples"].setdefault(f[2], []).append((float(f[1]), pages, threads))
+        elif kind == "placer_cpu_s":
+            run["placer_cpu_s"] = float(f[1])
+        elif kind == "hog":
+            m = re.search(r"slowest_ms ([0-9.]+)", line)
+            if m:
+                run["hogs"].append(float(m.group(1)))
+        elif kind == "log":
+            run["log"].append(line[4:].rstrip())
+    return run
+
+
+def locality(pages, threads, active, cpu_node):
+    """Share of the memory on the node of the thread that uses it, when each
+    running thread uses an equal share: the sum over nodes of
+    min(memory share there, running-thread share there)."""
+    total = sum(pages.values())
+    if not total:
+        return None
+    running = [cpu for (cpu, _), on in zip(threads, active) if on] or [c for c, _ in threads]
+    share = {}
+    for cpu in running:
+        node = cpu_node.get(cpu, -1)
+        share[node] = share.get(node, 0) + 1 / len(running)
+    return sum(min(pages.get(n, 0) / total, s) for n, s in share.items())
+
+
+def series(run):
+    """Locality over time (seconds from the start) of all the run's tasks
+    together, weighted by their memory."""
+    start = run["events"].get("start", 0)
+    per_task = []
+    for samples in run["samples"].values():
+        points = []
+        for i, (t, pages, threads) in enumerate(samples):
+            # A thread runs when its CPU time grew since the last sample;
+            # the first sample borrows the second's view.
+            j = i if i > 0 else min(1, len(samples) - 1)
+            if j == 0:
+                active = [True] * len(threads)
+            else:
+                prev = samples[j - 1][2]
+                cur = samples[j][2]
+                active = [k < len(prev) and cur[k][1] > prev[k][1] for k in range(len(cur))]
+                active = active[:len(threads)] + [False] * (len(threads) - len(active))
+            loc = locality(pages, threads, active, run["cpu_node"])
+            if loc is not None:
+                points.append((t - start, loc, sum(pages.values())))
+        per_task.append(points)
+    if not per_task:
+        return []
+    count = min(len(p) for p in per_task)
+    out = []
+    for k in range(count):
+        t = sum(p[k][0] for p in per_task) / len(per_task)
+        weight = sum(p[k][2] for p in per_task)
+        out.append((t, sum(p[k][1] * p[k][2] for p in per_task) / weight))
+    return out
+
+
+def back_and_forth(run):
+    """Reversals of the flow of a task's memory into or out of a node:
+    changes of at least 1% of the task (and 256 pages) count, and each
+    reversal seen on two nodes is one move back."""
+    total = 0
+    for samples in run["samples"].values():
+        task_reversals = 0
+        nodes = set()
+        for _, pages, _ in samples:
+            nodes.update(pages)
+        size = max((sum(p.values()) for _, p, _ in samples), default=0)
+        threshold = max(256, size // 100)
+        for node in nodes:
+            last_sign, level = 0, None
+            for _, pages, _ in samples:
+                value = pages.get(node, 0)
+                if level is None:
+                    level = value
+                    continue
+                delta = value - level
+                if abs(delta) < threshold:
+                    continue
+                sign = 1 if delta > 0 else -1
+                if last_sign and sign != last_sign:
+                    task_reversals += 1
+                last_sign, level = sign, value
+        total += math.ceil(task_reversals / 2)
+    return total
+
+
+def summarize(run):
+    points = series(run)
+    ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
+    t90 = None
+    for t, loc in points:
+        if t >= ref and loc >= 0.9:
+            t90 = t - ref
+            break
+    moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
+    changed = any(v.get("start") != v.get("end") for v in run["affinity"].values()
+                  if "start" in v and "end" in v)
+    if run["system"] == "none":
+        cpu = "-"
+    elif run["system"] == "kernel":
+        cpu = "in task"
+    else:
+        cpu = f"{run['placer_cpu_s']:.2f}" if run["placer_cpu_s"] is not None else "?"
+    return {
+        "points": points,
+        "final": points[-1][1] if points else None,
+        "t90": t90,
+        "mib": moved * PAGE / 2**20,
+        "bnf": back_and_forth(run),
+        "cpu": cpu,
+        "stall": max(run["hogs"]) if run["hogs"] else None,
+        "affinity": "changed" if changed else "kept",
+    }
+
+
+def plot(topology, scenario, runs, plot_dir, data_dir):
+    """One PNG per scenario: locality over time, one line per system."""
+    lines = []
+    for system in SYSTEMS:
+        if system not in runs:
+            continue
+        data = os.path.join(data_dir, f"{topology}-{scenario}-{system}.dat")
+        with open(data, "w") as f:
+            for t, loc in runs[system]["points"]:
+                f.write(f"{t:.2f} {loc * 100:.2f}\n")
+        lines.append(f"'{data}' using 1:2 with linespoints title '{SYSTEM_LABELS[system]}'")
+    png = os.path.join(plot_dir, f"{topology}-{scenario}.png")
+    script = f"""set terminal pngcairo size 800,450 noenhanced
+set output '{png}'
+set title '{topology}: {scenario} ({SCENARIOS.get(scenario, "")})'
+set xlabel 'seconds'
+set ylabel 'locality %'
+set yrange [0:105]
+set key below
+set grid
+plot {", ".join(lines)}
+"""
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return os.path.basename(png)
+
+
+def fmt(value, pattern, missing="-"):
+    return missing if value is None else pattern.format(value)
+
+
+def placement_section(results, doc_dir, plot_dir):
+    out = []
+    data_dir = os.path.join(results, "plot-data")
+    os.makedirs(data_dir, exist_ok=True)
+    tables, plots, notes = [], [], []
+    for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
+        topology = os.path.basename(topo_dir)[len("placement-"):]
+        runs = {}
+        for path in glob.glob(os.path.join(topo_dir, "*.txt")):
+            run = parse_run(path)
+            if "scenario" in run:
+                runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run))
+        for scenario in SCENARIOS:
+            if scenario not in runs:
+                continue
+            for system in SYSTEMS:
+                if system not in runs[scenario]:
+                    continue
+                run, s = runs[scenario][system]
+                tables.append(
+                    f"| {topology} | {scenario} | {SYSTEM_LABELS[system]} | "
+                    f"{fmt(s['final'] and s['final'] * 100, '{:.0f}%')} | "
+                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {s['mib']:.0f} | {s['bnf']} | "
+                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | {s['affinity']} |")
+            png = plot(topology, scenario, {k: v[1] for k, v in runs[scenario].items()},
+                       plot_dir, data_dir)
+            plots.append(f"![{topology} {scenario}]({os.path.relpath(os.path.join(plot_dir, png), doc_dir)})")
+            for system in ("numaplaced",):
+                if system in runs[scenario]:
+                    log = [l for l in runs[scenario][system][0]["log"]
+                           if "summary" in l or "error" in l or "err:" in l]
+                    notes.extend(f"    {topology}/{scenario}: {l}" for l in log[:3])
+    out.append("| guest | scenario | system | final locality | s to 90% | MiB migrated | "
+               "back-and-forth | placer CPU s | longest stall ms | CPU affinity |")
+    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    out.extend(tables)
+    out.append("")
+    out.extend(p + "\n" for p in plots)
+    return out, notes
+
+
+# ---- Migration throughput -----------------------------------------------
+
+def throughput_section(results):
+    path = os.path.join(results, "throughput.txt")
+    if not os.path.exists(path):
+        return ["(not run)"]
+    methods = {}   # name -> {pages: ms}
+    order = []
+    migratepages = {}
+    notes = []
+    pages = None
+    for line in open(path):
+        if line.startswith("bench_migrate "):
+            pages = int(line.split()[1])
+            continue
+        m = re.match(r"^(\(\w\) .+?|    raw .+?)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+) ms\s+(\d+)$",
+                     line.rstrip())
+        if m and pages:
+            name = m.group(1).strip()
+            if name not in methods:
+                methods[name] = {}
+                order.append(name)
+            methods[name][pages] = (float(m.group(2)), float(m.group(4)))
+            continue
+        if line.startswith("    (b) looked up"):
+            notes.append(f"{pages} pages: {line.strip()}")
+        m = re.match(r"migratepages (\d+) run \d+ ms ([0-9.]+) migrated (\d+)", line)
+        if m:
+            migratepages.setdefault(int(m.group(1)), []).append((float(m.group(2)), int(m.group(3))))
+    sizes = sorted({p for v in methods.values() for p in v} | set(migratepages))
+    base = {p: methods.get("(a) one move_pages call", {}).get(p, (None,))[0] for p in sizes}
+    head = "| method | " + " | ".join(f"{p:,} pages: ms | ratio | longest call ms" for p in sizes) + " |"
+    out = [head, "|---|" + "---:|---:|---:|" * len(sizes)]
+    for name in order:
+        cells = []
+        for p in sizes:
+            ms, longest = methods[name].get(p, (None, None))
+            ratio = ms / base[p] if ms is not None and base[p] else None
+            cells += [fmt(ms, "{:.0f}"), fmt(ratio, "{:.2f}"), fmt(longest, "{:.0f}")]
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    cells = []
+    for p in sizes:
+        runs = migratepages.get(p, [])
+        ms = statistics.median(r[0] for r in runs) if runs else None
+        ratio = ms / base[p] if ms is not None and base[p] else None
+        cells += [fmt(ms, "{:.0f}"), fmt(ratio, "{:.2f}"), fmt(ms, "{:.0f}")]
+    out.append("| numactl migratepages PID 0 1 (whole np-hog) | " + " | ".join(cells) + " |")
+    out.append("")
+    for p, runs in sorted(migratepages.items()):
+        out.append(f"- migratepages, {p:,}-page hog: {len(runs)} runs, pages migrated per run "
+                   f"(vmstat pgmigrate_success) {', '.join(str(r[1]) for r in runs)}.")
+    for n in notes:
+        out.append(f"- {n}")
+    return out
+
+
+# ---- Slow start ---------------------------------------------------------
+
+def mean_rsd(values):
+    if not values:
+        return None, None
+    mean = statistics.fmean(values)
+    rsd = statistics.stdev(values) / mean * 100 if len(values) > 1 and mean else 0.0
+    return mean, rsd
+
+
+def host_section(results):
+    path = os.path.join(results, "host-overhead.txt")
+    if not os.path.exists(path):
+        return ["(not run)"]
+    rows = {}
+    for line in open(path):
+        f = line.split()
+        if not f or f[0] != "run":
+            continue
+        bench, config = f[1], f[2]
+        kv = dict(zip(f[4::2], f[5::2]))
+        rows.setdefault((bench, config), []).append({k: float(v) for k, v in kv.items()})
+    out = ["| benchmark | configuration | runs | elapsed s (mean ± rel. stddev) | ratio to no daemon | "
+           "CPU user+sys s | daemon CPU s per run | numa_maps reads per run | numa_maps MiB per run |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    labels = {"none": "no daemon", "delay0": "numaplaced, scan_delay_ms=0",
+              "delay1000": "numaplaced, scan_delay_ms=1000"}
+    for bench in ("kbuild", "hackbench"):
+        base, _ = mean_rsd([r["elapsed_s"] for r in rows.get((bench, "none"), [])])
+        for config in ("none", "delay0", "delay1000"):
+            rs = rows.get((bench, config), [])
+            if not rs:
+                continue
+            el, rsd = mean_rsd([r["elapsed_s"] for r in rs])
+            cpu, cpu_rsd = mean_rsd([r["user_s"] + r["sys_s"] for r in rs])
+            dcpu, _ = mean_rsd([r["daemon_cpu_s"] for r in rs if "daemon_cpu_s" in r])
+            scans, _ = mean_rsd([r["numaplaced_scans_total"] for r in rs
+                                 if "numaplaced_scans_total" in r])
+            nbytes, _ = mean_rsd([r["numaplaced_numa_maps_read_bytes_total"] / 2**20 for r in rs
+                                  if "numaplaced_numa_maps_read_bytes_total" in r])
+            out.append(f"| {bench} | {labels[config]} | {len(rs)} | {el:.2f} ± {rsd:.1f}% | "
+                       f"{el / base:.3f} | {cpu:.2f} ± {cpu_rsd:.1f}% | {fmt(dcpu, '{:.2f}')} | "
+                       f"{fmt(scans, '{:.0f}')} | {fmt(nbytes, '{:.2f}')} |")
+    return out
+
+
+def spawn_section(results):
+    path = os.path.join(results, "spawn.txt")
+    if not os.path.exists(path):
+        return ["(not run)"]
+    rows = {}
+    died = []
+    for line in open(path):
+        f = line.split()
+        if not f or f[0] != "spawn":
+            continue
+        config = f[4]
+        rest = [x for x in f[5:] if x != "done"]
+        kv = dict(zip(rest[0::2], rest[1::2]))
+        if "daemon_died" in kv:
+            died.append(f"round {f[2]} {config}")
+        rows.setdefault(config, []).append(kv)
+    out = ["| configuration | rounds | np-spawn processes | np-spawn ms | numa_maps reads | "
+           "numa_maps KiB read | daemon CPU s |", "|---|---:|---:|---:|---:|---:|---:|"]
+    labels = {"none": "no daemon", "delay0": "scan_delay_ms=0", "delay1000": "scan_delay_ms=1000"}
+    for config in ("none", "delay0", "delay1000"):
+        rs = rows.get(config, [])
+        if not rs:
+            continue
+
+        def avg(key, scale=1.0):
+            vals = [float(r[key]) * scale for r in rs if key in r]
+            return statistics.fmean(vals) if vals else None
+        out.append(f"| {labels[config]} | {len(rs)} | {fmt(avg('processes'), '{:.0f}')} | "
+                   f"{fmt(avg('ms'), '{:.0f}')} | {fmt(avg('numaplaced_scans_total'), '{:.0f}')} | "
+                   f"{fmt(avg('numaplaced_numa_maps_read_bytes_total', 1 / 1024), '{:.0f}')} | "
+                   f"{fmt(avg('cpu_ticks', 0.01), '{:.2f}')} |")
+    if died:
+        out.append("")
+        out.append(f"numaplaced died during: {', '.join(died)} (see the raw spawn.txt).")
+    return out
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    results, doc, plot_dir = sys.argv[1:]
+    doc_dir = os.path.dirname(os.path.abspath(doc))
+    os.makedirs(plot_dir, exist_ok=True)
+    machine = {}
+    path = os.path.join(results, "machine.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            if ":" in line:
+                k, v = line.split(":", 1)
+                machine[k.strip()] = v.strip()
+    placement, notes = placement_section(results, doc_dir, os.path.abspath(plot_dir))
+    parts = {
+        "machine": "\n".join(f"- {k}: {v}" for k, v in machine.items()),
+        "placement": "\n".join(placement),
+        "placement_notes": "\n".join(notes) if notes else "",
+        "throughput": "\n".join(throughput_section(results)),
+        "host": "\n".join(host_section(results)),
+        "spawn": "\n".join(spawn_section(results)),
+    }
+    template = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "benchmarks.md.in")).read()
+    with open(doc, "w") as f:
+        f.write(template.format(**parts))
+
+
+if __name__ == "__main__":
+    main()

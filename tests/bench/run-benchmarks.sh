@@ -1,0 +1,124 @@
+#!/bin/sh
+# Run every numaplaced benchmark and write docs/benchmarks.md with its plots
+# (docs/benchmarks/*.png). See tests/bench/README.md.
+#
+# usage: tests/bench/run-benchmarks.sh [--build-dir DIR] [--results DIR] [--parallel]
+#                                      [--report-only]
+#
+# Steps, about 40 minutes on a 2-core machine:
+#   1. build the project (meson, ninja -j2) in DIR (default build-bench)
+#   2. host: kbuild and hackbench without numaplaced and with it at
+#      scan_delay_ms 0 and 1000 (host-overhead.sh)
+#   3. 2-node guest: placement scenarios under each system, then migration
+#      throughput
+#   4. 4-node guest: placement scenarios, then np-spawn slow start
+#   5. report.py writes docs/benchmarks.md from the results
+# BENCH_HOST_RUNS (10), BENCH_SECONDS (20) and the BENCH_* knobs of
+# vm-bench.sh change sizes; --report-only redoes step 5 from saved results.
+# --parallel runs steps 2, 3 and 4 at the same time: about 25 minutes
+# instead of 40 on a busy machine, at the price of the host timings sharing
+# the CPUs with the guests (the ABC interleaving keeps the comparison fair,
+# not quiet).
+set -eu
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+build=$src/build-bench
+results=
+report_only=false
+parallel=false
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build-dir) build=${2:?}; shift ;;
+	--results) results=${2:?}; shift ;;
+	--report-only) report_only=true ;;
+	--parallel) parallel=true ;;
+	*) echo "usage: $0 [--build-dir DIR] [--results DIR] [--parallel] [--report-only]" >&2; exit 2 ;;
+	esac
+	shift
+done
+: "${results:=$build/bench-results}"
+bench=$src/tests/bench
+
+log() {
+	echo "bench: $(date -u +%H:%M:%S) $*"
+}
+
+if ! $report_only; then
+	"$src/tests/install-deps.sh" build
+	"$src/tests/install-deps.sh" vm
+	for tool in gnuplot:gnuplot-nox perf:linux-perf; do
+		command -v "${tool%%:*}" >/dev/null || apt-get install -y -q --no-install-recommends "${tool#*:}"
+	done
+	[ -d "$build" ] || meson setup "$build" "$src" --buildtype=debugoptimized >/dev/null
+	ninja -C "$build" -j2 >/dev/null
+	rm -rf "$results"
+	mkdir -p "$results"
+	{
+		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+		echo "host CPU: $(nproc) x $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+		echo "host memory: $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+		echo "host kernel: $(uname -r), $(cat /etc/debian_version 2>/dev/null | sed 's/^/Debian /')"
+		echo "host NUMA nodes: $(ls -d /sys/devices/system/node/node* | wc -l)"
+		echo "host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	} >"$results/machine.txt"
+	start=$(date +%s)
+
+	host_part() {
+		log "host: kbuild and hackbench"
+		"$bench/host-overhead.sh" "$build" "$results/host-overhead.txt" "${BENCH_HOST_RUNS:-10}"
+		log "host: done"
+	}
+	guest_part() {
+		topology=$1
+		extra=$2
+		log "guest $topology: bench-placement $extra"
+		"$bench/vm-bench.sh" --build-dir "$build" --topology "$topology" --timeout 3000 \
+			bench-placement "$extra" >"$results/vm-$topology.log" 2>&1 ||
+			log "guest $topology: a scenario failed (results kept; see $results/vm-$topology.log)"
+		out=$build/vm-out/$topology-bench-placement+$extra
+		mkdir -p "$results/placement-${topology#bench-}"
+		cp "$out"/bench-placement/*.txt "$results/placement-${topology#bench-}/" 2>/dev/null || true
+		cp "$out/$extra"/*.txt "$results/" 2>/dev/null || true
+		log "guest $topology: done"
+	}
+	if $parallel; then
+		host_part &
+		host_job=$!
+		guest_part bench-2node bench-throughput &
+		guest2_job=$!
+		# Both guests stage their initramfs in the same build directory:
+		# the second starts once the first guest has booted from its own.
+		tries=0
+		until grep -q 'vm: booted' "$results/vm-bench-2node.log" 2>/dev/null ||
+			[ $tries -ge 600 ]; do
+			sleep 1
+			tries=$((tries + 1))
+		done
+		guest_part bench-4node bench-spawn &
+		wait $host_job $guest2_job $!
+		echo "run: host and both guests at the same time (--parallel)" >>"$results/machine.txt"
+	else
+		host_part
+		guest_part bench-2node bench-throughput
+		guest_part bench-4node bench-spawn
+		echo "run: host, then each guest (sequential)" >>"$results/machine.txt"
+	fi
+	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"
+	kernel=$(ls "$build"/vm-kernel/*/boot/vmlinuz-* | head -n 1)
+	{
+		echo "guest kernel: Debian's $(basename "$kernel" | sed 's/^vmlinuz-//'), QEMU $(qemu-system-x86_64 --version | awk 'NR == 1 { print $4 }') TCG (software emulation)"
+		echo "guest topologies: $(grep -h '^node' "$bench"/topologies/bench-2node.conf | tr '\n' ';' ) and $(grep -h '^node' "$bench"/topologies/bench-4node.conf | tr '\n' ';')"
+		echo "numad: Debian package $(apt-cache show numad 2>/dev/null | awk '/^Version/ { print $2; exit }')"
+		echo "total time: $((($(date +%s) - start) / 60)) min"
+	} >>"$results/machine.txt"
+fi
+
+mkdir -p "$src/docs/benchmarks"
+rm -f "$src"/docs/benchmarks/*.png
+python3 "$bench/report.py" "$results" "$src/docs/benchmarks.md" "$src/docs/benchmarks"
+# Keep the raw results beside the document.
+rm -rf "$src/docs/benchmarks/raw"
+mkdir -p "$src/docs/benchmarks/raw"
+cp -r "$results"/machine.txt "$results"/*.txt "$results"/placement-* "$src/docs/benchmarks/raw/" 2>/dev/null || true
+log "wrote docs/benchmarks.md"
