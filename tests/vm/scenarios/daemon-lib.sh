@@ -46,7 +46,8 @@ np_start_misplaced_hog() {
 	taskset -a -p -c "$(np_node_cpus 0)" "$NP_HOG_PID" >/dev/null ||
 		np_fail "cannot move the threads of $NP_HOG_PID to node 0"
 	[ "$(np_percent_on_node "$NP_HOG_PID" 1)" -ge 90 ] ||
-		np_fail "hog $NP_HOG_PID: only $(np_percent_on_node "$NP_HOG_PID" 1)% on node 1"
+		np_fail "hog $NP_HOG_PID: only $(np_percent_on_node "$NP_HOG_PID" 1)% on node 1:" \
+			"$(grep N0= "/proc/$NP_HOG_PID/numa_maps")"
 }
 
 # Wait until the daemon has moved at least 2 MiB of PID to node 0: its pages

@@ -34,6 +34,7 @@ quiet_passes=$(grep -c '^pass' /tmp/hog.out)
 t0=$(np_ms)
 migratepages "$hog" 1 0 && migratepages "$hog" 0 1 || np_fail "migratepages failed"
 kernel_ms=$((($(np_ms) - t0) / 2))
+sleep 0.5
 [ "$(np_percent_on_node "$hog" 1)" -ge 90 ] || np_fail "hog not back on node 1"
 bound_ms=$((1000 + 3 * 1000 + 250 + 2 * kernel_ms))
 
@@ -73,6 +74,8 @@ kill "$hog"
 wait "$hog"
 slowest_quiet=$(awk -v stop="$quiet_passes" '$1 == "pass" { n++; if (n <= stop && $6 > max) max = $6 }
 	END { print max + 0 }' /tmp/hog.out)
+slowest_kernel=$(awk -v skip="$quiet_passes" -v stop="$passes_before" '$1 == "pass" { n++
+	if (n > skip && n <= stop && $6 > max) max = $6 } END { print max + 0 }' /tmp/hog.out)
 slowest_moving=$(awk -v skip="$passes_before" '$1 == "pass" { n++; if (n > skip && $6 > max) max = $6 }
 	END { print max + 0 }' /tmp/hog.out)
 np_daemon_stop
@@ -80,7 +83,8 @@ np_daemon_stop
 echo "daemon-locality: 90% local $((local_ms - start)) ms after the daemon's start" \
 	"(bound $bound_ms ms; kernel migrate_pages of the hog $kernel_ms ms), $final% at the end"
 echo "daemon-locality: slowest pass $slowest_moving ms while the daemon ran" \
-	"(quiet: $slowest_quiet ms; limit 100 ms + that), moved $moved MiB in $calls calls" \
+	"(quiet: $slowest_quiet ms; limit 100 ms + that; under the kernel's migrate_pages:" \
+	"$slowest_kernel ms), moved $moved MiB in $calls calls" \
 	"of $call_ms ms on average"
 [ $((local_ms - start)) -le "$bound_ms" ] ||
 	np_fail "90% local only $((local_ms - start)) ms after the start, bound $bound_ms ms"
