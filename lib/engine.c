@@ -2,7 +2,6 @@
 #include "engine.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -306,7 +305,7 @@ static struct task_state *get_state(struct np_engine *engine, const struct np_ta
 	return st;
 }
 
-static int cmp_u64_task_pid(const void *a, const void *b)
+static int cmp_task_pid(const void *a, const void *b)
 {
 	const struct np_task *x = a, *y = b;
 
@@ -539,7 +538,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 			return err;
 	}
 	/* Sorted by pid: state lookups and the report's order. */
-	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_u64_task_pid);
+	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_task_pid);
 	prune_states(engine, &t->list);
 	np_actuator_prune(engine->act);
 	return np_sched_plan(engine->sched, &t->list, &t->plan);

@@ -74,12 +74,10 @@ int np_report_observe_task(struct np_ctx *ctx, struct np_nm_parser *parser, stru
 	err = fill_memory(ctx, parser, rt, bytes_read);
 	if (err == -ESRCH)
 		return 1;
-	if (err == -EINVAL) {
-		/* Odd content for one task must not hide every other task. */
-		np_log(ctx, LOG_WARNING, "%s/proc/%d/numa_maps:%u: %s", np_ctx_root(ctx),
-		       rt->task.pid, np_nm_parser_error_line(parser), np_nm_parser_error(parser));
+	/* Odd content for one task must not hide every other task; the reader
+	 * has logged it with its file and line. */
+	if (err == -EINVAL)
 		return 1;
-	}
 	return err;
 }
 
