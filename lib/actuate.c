@@ -191,6 +191,7 @@ struct np_actuator {
 	unsigned batch_pages; /* adapted to the measured call time */
 	unsigned query_pages; /* likewise, for lookups */
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
+	struct np_call_model move_model;
 	struct np_token_bucket rate;
 
 	struct tracked_task *tasks;
@@ -758,6 +759,23 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 	return moved;
 }
 
+/* Size the next move call from this one's time: by the fitted model of
+ * fixed and per-page cost once there is one, at most doubling per call;
+ * until then in proportion, where the tail of a range (a short call whose
+ * fixed cost says little about a full one) does not count. */
+static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elapsed)
+{
+	unsigned fitted;
+
+	np_call_model_add(&act->move_model, pages, elapsed);
+	fitted = np_call_model_batch(&act->move_model, act->batch_target_ns);
+	if (fitted)
+		act->batch_pages = fitted < 2 * act->batch_pages ? fitted : 2 * act->batch_pages;
+	else if (pages >= act->batch_pages / 2)
+		act->batch_pages = np_batch_size_next(
+		    act->batch_pages, elapsed * act->batch_pages / pages, act->batch_target_ns);
+}
+
 /* Move the batches of one looked-up chunk. Returns 0 or -errno. */
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
 {
@@ -806,12 +824,7 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			if (ms->budget != UINT64_MAX)
 				ms->budget -= moved;
 			act->ns_per_page = elapsed / b.count;
-			/* The tail of a range makes a short call whose fixed cost
-			 * says little about a full one. */
-			if (b.count >= act->batch_pages / 2)
-				act->batch_pages = np_batch_size_next(
-				    act->batch_pages, elapsed * act->batch_pages / b.count,
-				    act->batch_target_ns);
+			resize_batch(act, b.count, elapsed);
 		}
 	}
 	return 0;

@@ -218,6 +218,52 @@ static void test_batch_size(void)
 	CHECK(b >= 399 && b <= 401);
 }
 
+static void test_call_model(void)
+{
+	struct np_call_model m = {0};
+	unsigned n;
+
+	/* No fixed cost, 50 us a page: 400 pages fill 20 ms. */
+	np_call_model_add(&m, 512, 512 * 50000ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0); /* one size: no fit */
+	np_call_model_add(&m, 512, 512 * 50000ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+	np_call_model_add(&m, 300, 300 * 50000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 399 && n <= 400);
+
+	/* 5 ms per call besides: 300 pages. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 5 * MS + 512 * 50000ull);
+	np_call_model_add(&m, 100, 5 * MS + 100 * 50000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 299 && n <= 300);
+
+	/* A loaded machine: 100 ms per call before any page moves. No size
+	 * meets 20 ms; calls grow until the fixed cost is half of each. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 100 * MS + 512 * 100000ull);
+	np_call_model_add(&m, 256, 100 * MS + 256 * 100000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 999 && n <= 1000);
+
+	/* Noise that makes bigger calls quicker tells nothing. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 10 * MS);
+	np_call_model_add(&m, 256, 30 * MS);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+
+	/* Clamped at both ends. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 100, 100 * 10ull);
+	np_call_model_add(&m, 200, 200 * 10ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MAX);
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 100, 100 * 10 * MS);
+	np_call_model_add(&m, 200, 200 * 10 * MS);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MIN);
+}
+
 static void test_affinity_narrow(void)
 {
 	struct np_bitmap cur, node, out;
@@ -565,6 +611,7 @@ static void test_kernel_move_pages_self(void)
 	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *pages[64];
 	int nodes[64], status[64];
+	struct np_bitmap zero;
 	long r;
 
 	CHECK(mem != MAP_FAILED);
@@ -586,6 +633,11 @@ static void test_kernel_move_pages_self(void)
 	CHECK_INT(r, 0);
 	CHECK_INT(status[10], 0);
 	munmap(mem, 64 * 4096);
+
+	/* migrate_pages from node 0 to node 0: nothing to do, nothing left. */
+	np_bitmap_zero(&zero);
+	np_bitmap_set(&zero, 0);
+	CHECK_INT(sys->migrate_pages(NULL, getpid(), &zero, &zero), 0);
 }
 
 /* A node the handmade topology has and no test machine's child pages sit
@@ -821,6 +873,7 @@ int main(void)
 	test_backoff();
 	test_page_plan();
 	test_batch_size();
+	test_call_model();
 	test_affinity_narrow();
 	test_maps_parse();
 	test_dry_run_pages();

@@ -40,6 +40,9 @@ np_last_cpus() {
 np_start_misplaced_hog() {
 	file=$1
 	shift
+	# The redirection happens in the child: a file left by an earlier hog
+	# would say "ready" before this one has started.
+	rm -f "$file"
 	taskset -c "$(np_node_cpus 1)" np-hog --policy local "$@" >"$file" 2>&1 &
 	NP_HOG_PID=$!
 	np_wait_ready "$file"

@@ -1,8 +1,10 @@
-# A node without headroom is never chosen: node 0 is filled by a hog bound
-# there (its memory policy is its own, so the daemon leaves it alone) until
-# less than the misplaced hog plus node_mem_headroom_percent (10%) is free.
-# The misplaced hog's pages stay on node 1 and the report says no-room. Then
-# the filler goes, and the same daemon moves the hog: it was able to.
+# A node without headroom is never chosen: with node_mem_headroom_percent =
+# 50, node 0 is filled by a hog bound there (its memory policy is its own,
+# so the daemon leaves it alone) until moving the misplaced hog's 64 MiB
+# would leave less than half of node 0 free. The misplaced hog's pages stay
+# on node 1 and the report says no-room. Then the filler goes, and the same
+# daemon moves the hog: it was able to. (The high headroom halves the
+# filler, which takes long to fault in here.)
 . /np/scenarios/daemon-lib.sh
 
 np_numa_balancing 0
@@ -11,10 +13,11 @@ np_start_misplaced_hog /tmp/hog.out --mib 64 --pause-ms 50
 hog=$NP_HOG_PID
 free_kib=$(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo)
 total_kib=$(awk '/MemTotal/ { print $4 }' /sys/devices/system/node/node0/meminfo)
-# Leave free the hog's 64 MiB plus half the headroom: the move would eat
-# into the headroom.
-filler_mib=$(((free_kib - total_kib / 20) / 1024 - 64))
+# Leave free half of the node plus 32 MiB: the 64 MiB move would eat into
+# the headroom.
+filler_mib=$(((free_kib - total_kib / 2) / 1024 - 32))
 [ "$filler_mib" -gt 0 ] || np_fail "node 0 has only $free_kib KiB free"
+rm -f /tmp/filler.out
 np-hog --mib "$filler_mib" --node 0 --policy bind --cpus "$(np_node_cpus 0 | cut -d, -f1 | cut -d- -f1)" \
 	--pause-ms 60000 >/tmp/filler.out 2>&1 &
 filler=$!
@@ -26,6 +29,7 @@ min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500
 scan_period_min_ms = 500
+node_mem_headroom_percent = 50
 metrics_listen = 127.0.0.1:0
 log_level = info
 CONF

@@ -38,6 +38,7 @@ for attempt in 1 2 3; do
 	kill -KILL "$a"
 	wait "$a"
 	echo $((a - 1)) >/proc/sys/kernel/ns_last_pid
+	rm -f /tmp/b.out
 	taskset -c "$(np_node_cpus 1)" np-hog --mib 64 --policy local --pause-ms 50 >/tmp/b.out 2>&1 &
 	b=$!
 	if [ "$b" = "$a" ]; then

@@ -9,6 +9,7 @@ np_numa_balancing 0
 np_loopback_up
 # First touch on node 0 under the user's pinning, then the pages go to node
 # 1 with migratepages, which leaves no memory policy behind.
+rm -f /tmp/hog.out
 numactl --cpunodebind=0 np-hog --mib 64 --policy local --pause-ms 50 >/tmp/hog.out 2>&1 &
 hog=$!
 np_wait_ready /tmp/hog.out

@@ -23,6 +23,7 @@ CONF
 
 caught=
 for attempt in 1 2 3; do
+	rm -f /tmp/vanish.out
 	taskset -c "$(np_node_cpus 1)" np-vanish --mib 128 >/tmp/vanish.out 2>&1 &
 	victim=$!
 	np_wait_ready /tmp/vanish.out
