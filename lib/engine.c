@@ -476,10 +476,7 @@ static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task 
 			err = np_actuator_set_affinity(engine->act, &rt->task, &node->cpus, &res);
 		np_affinity_result_clear(&res);
 	}
-	if (err == -ESRCH)
-		np_stats_add_skip(engine->stats, NP_SKIP_VANISHED);
-	else if (err == -EAGAIN)
-		np_stats_add_skip(engine->stats, NP_SKIP_BACKOFF);
+	/* The actuator counts its own skips (vanished, backoff, rate). */
 	if (err)
 		return NP_SCAN_FAILED;
 	/* A dry run changes nothing: the same proposal again is no news. */
