@@ -30,6 +30,7 @@ metrics_listen = 127.0.0.1:0
 log_level = info
 CONF
 
+node1_cpus=$(np_node_cpus 1)
 reused=
 for attempt in 1 2 3; do
 	np_start_misplaced_hog /tmp/a.out --mib 128 --pause-ms 50
@@ -37,9 +38,10 @@ for attempt in 1 2 3; do
 	np_wait_moving "$a" "$(np_pages_on_node "$a" 0)"
 	kill -KILL "$a"
 	wait "$a"
-	echo $((a - 1)) >/proc/sys/kernel/ns_last_pid
 	rm -f /tmp/b.out
-	taskset -c "$(np_node_cpus 1)" np-hog --mib 64 --policy local --pause-ms 50 >/tmp/b.out 2>&1 &
+	# Nothing may fork between these two lines.
+	echo $((a - 1)) >/proc/sys/kernel/ns_last_pid
+	taskset -c "$node1_cpus" np-hog --mib 64 --policy local --pause-ms 50 >/tmp/b.out 2>&1 &
 	b=$!
 	if [ "$b" = "$a" ]; then
 		reused=$attempt
