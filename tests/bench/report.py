@@ -368,6 +368,42 @@ def host_section(results):
             out.append(f"| {bench} | {labels[config]} | {len(rs)} | {el:.2f} ± {rsd:.1f}% | "
                        f"{el / base:.3f} | {cpu:.2f} ± {cpu_rsd:.1f}% | {fmt(dcpu, '{:.2f}')} | "
                        f"{fmt(scans, '{:.0f}')} | {fmt(nbytes, '{:.2f}')} |")
+    out.append("")
+    out.extend(host_findings(rows, labels))
+    return out
+
+
+def host_findings(rows, labels):
+    """What the table says about noise: each daemon configuration's
+    difference from no daemon next to twice its standard error, and the
+    daemon's own CPU time next to the benchmark's."""
+    out = []
+    for bench in ("kbuild", "hackbench"):
+        base = [r["elapsed_s"] for r in rows.get((bench, "none"), [])]
+        base_cpu = [r["user_s"] + r["sys_s"] for r in rows.get((bench, "none"), [])]
+        if len(base) < 2:
+            continue
+        for config in ("delay0", "delay1000"):
+            rs = rows.get((bench, config), [])
+            if len(rs) < 2:
+                continue
+            el = [r["elapsed_s"] for r in rs]
+            diff = statistics.fmean(el) - statistics.fmean(base)
+            se = math.sqrt(statistics.variance(el) / len(el) +
+                           statistics.variance(base) / len(base))
+            pct = diff / statistics.fmean(base) * 100
+            band = 2 * se / statistics.fmean(base) * 100
+            verdict = ("within the noise" if abs(pct) <= band else
+                       "beyond two standard errors")
+            dcpu = [r["daemon_cpu_s"] for r in rs if "daemon_cpu_s" in r]
+            scans = [r["numaplaced_scans_total"] for r in rs if "numaplaced_scans_total" in r]
+            share = (statistics.fmean(dcpu) / statistics.fmean(base_cpu) * 100
+                     if dcpu and base_cpu else None)
+            out.append(f"- {bench}, {labels[config]}: elapsed {pct:+.1f}% against no daemon, "
+                       f"two standard errors ±{band:.1f}%: {verdict}. The daemon read "
+                       f"numa_maps {statistics.fmean(scans) if scans else 0:.0f} times and used "
+                       f"{statistics.fmean(dcpu) if dcpu else 0:.2f} s of CPU per run, "
+                       f"{fmt(share, '{:.1f}')}% of the CPU time the benchmark itself used.")
     return out
 
 
