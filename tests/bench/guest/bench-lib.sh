@@ -109,6 +109,15 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		[ -n "$PLACER_PID" ] || np_fail "numad did not start: $(cat numad.out)"
+		# pidof may have caught the parent on its way out: the daemon
+		# writes its own pid once detached.
+		left=50
+		while [ $left -gt 0 ]; do
+			pid=$(cat /var/run/numad.pid 2>/dev/null)
+			[ -n "$pid" ] && [ -d "/proc/$pid" ] && { PLACER_PID=$pid; break; }
+			sleep 0.1
+			left=$((left - 1))
+		done
 		;;
 	numaplaced)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
