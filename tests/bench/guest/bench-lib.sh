@@ -86,6 +86,7 @@ bench_affinity() {
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
+	! pidof numad >/dev/null || np_fail "a numad from an earlier run is still running"
 	case $1 in
 	none) ;;
 	kernel) np_numa_balancing 1 ;;
@@ -152,6 +153,11 @@ bench_stop_system() {
 		done
 		kill -KILL "$PLACER_PID" 2>/dev/null
 		wait "${BENCH_UNSHARE_PID:-$PLACER_PID}" 2>/dev/null
+		# No numad may outlive its run: one left behind would place the
+		# tasks of every run after it.
+		for pid in $(pidof numad); do
+			kill -KILL "$pid" 2>/dev/null
+		done
 		# The placer's own account of what it did, for the record.
 		for log in numad.out /var/log/numad.log numaplaced.log; do
 			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n "${BENCH_LOG_LINES:-40}"
