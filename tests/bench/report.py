@@ -169,7 +169,16 @@ def back_and_forth(run):
     return total
 
 
-def summarize(run):
+def end_affinity(run):
+    """Each thread's allowed CPUs at the end, in task and thread order."""
+    keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+    return [run["affinity"][k].get("end") for k in keys]
+
+
+def summarize(run, baseline_affinity):
+    """baseline_affinity: the threads' CPUs at the end of the same scenario
+    with no balancing, i.e. what the user set (including a move the
+    scenario makes half-way)."""
     points = series(run)
     ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
     t90 = None
@@ -178,8 +187,7 @@ def summarize(run):
             t90 = t - ref
             break
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
-    changed = any(v.get("start") != v.get("end") for v in run["affinity"].values()
-                  if "start" in v and "end" in v)
+    changed = baseline_affinity is not None and end_affinity(run) != baseline_affinity
     if run["system"] == "none":
         cpu = "-"
     elif run["system"] == "kernel":
@@ -236,10 +244,18 @@ def placement_section(results, doc_dir, plot_dir):
     for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
         topology = os.path.basename(topo_dir)[len("placement-"):]
         runs = {}
-        for path in glob.glob(os.path.join(topo_dir, "*.txt")):
-            run = parse_run(path)
-            if "scenario" in run:
-                runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run))
+        parsed = [parse_run(p) for p in glob.glob(os.path.join(topo_dir, "*.txt"))]
+        baseline = {r["scenario"]: end_affinity(r) for r in parsed
+                    if r.get("system") == "none"}
+        for run in parsed:
+            if "scenario" not in run:
+                continue
+            user = baseline.get(run["scenario"])
+            if user is None:
+                # No baseline run: what the user set at the start.
+                keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+                user = [run["affinity"][k].get("start") for k in keys]
+            runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run, user))
         for scenario in SCENARIOS:
             if scenario not in runs:
                 continue
@@ -404,6 +420,20 @@ def host_findings(rows, labels):
                        f"numa_maps {statistics.fmean(scans) if scans else 0:.0f} times and used "
                        f"{statistics.fmean(dcpu) if dcpu else 0:.2f} s of CPU per run, "
                        f"{fmt(share, '{:.1f}')}% of the CPU time the benchmark itself used.")
+        zero, second = rows.get((bench, "delay0"), []), rows.get((bench, "delay1000"), [])
+
+        def avg(rs, key):
+            vals = [r[key] for r in rs if key in r]
+            return statistics.fmean(vals) if vals else 0.0
+        if zero and second:
+            out.append(
+                f"- {bench}: without the delay numaplaced read numa_maps "
+                f"{avg(zero, 'numaplaced_scans_total') - avg(second, 'numaplaced_scans_total'):.0f} "
+                f"more times per run "
+                f"({(avg(zero, 'numaplaced_numa_maps_read_bytes_total') - avg(second, 'numaplaced_numa_maps_read_bytes_total')) / 2**20:.2f} MiB more) "
+                f"and used {avg(zero, 'daemon_cpu_s') - avg(second, 'daemon_cpu_s'):+.2f} s more CPU: "
+                f"the benchmark's own short-lived processes, read because they were "
+                f"no longer too young to look at.")
     return out
 
 
