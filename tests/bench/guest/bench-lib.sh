@@ -86,7 +86,11 @@ bench_affinity() {
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
-	! pidof numad >/dev/null || np_fail "a numad from an earlier run is still running"
+	for pid in $(pidof numad); do
+		# A killed numad stays a zombie until init reaps it.
+		[ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] ||
+			np_fail "a numad from an earlier run is still running"
+	done
 	case $1 in
 	none) ;;
 	kernel) np_numa_balancing 1 ;;
