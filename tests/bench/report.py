@@ -196,6 +196,7 @@ def summarize(run, baseline_affinity):
         cpu = f"{run['placer_cpu_s']:.2f}" if run["placer_cpu_s"] is not None else "?"
     return {
         "points": points,
+        "shift": ref if "shift" in run["events"] else None,
         "final": points[-1][1] if points else None,
         "t90": t90,
         "mib": moved * PAGE / 2**20,
@@ -213,15 +214,18 @@ def plot(topology, scenario, runs, plot_dir, data_dir):
         if system not in runs:
             continue
         data = os.path.join(data_dir, f"{topology}-{scenario}-{system}.dat")
+        # A shifted task is drawn from its move: the move comes at a
+        # different time in each run (sampling is slow in the guest).
+        offset = runs[system].get("shift") or 0
         with open(data, "w") as f:
             for t, loc in runs[system]["points"]:
-                f.write(f"{t:.2f} {loc * 100:.2f}\n")
+                f.write(f"{t - offset:.2f} {loc * 100:.2f}\n")
         lines.append(f"'{data}' using 1:2 with linespoints title '{SYSTEM_LABELS[system]}'")
     png = os.path.join(plot_dir, f"{topology}-{scenario}.png")
     script = f"""set terminal pngcairo size 800,450 noenhanced
 set output '{png}'
 set title '{topology}: {scenario} ({SCENARIOS.get(scenario, "")})'
-set xlabel 'seconds'
+set xlabel '{"seconds since the move" if scenario == "shift" else "seconds"}'
 set ylabel 'locality %'
 set yrange [0:105]
 set key below
