@@ -69,8 +69,10 @@ static void log_decisions(struct daemon *d, const struct np_report *snap)
 
 		if (!rt->has_decision || (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD))
 			continue;
-		np_logger_log_key(d->log, "decision", LOG_NOTICE, "%spid %d (%s): %s %s: %s",
-				  d->opts->dry_run ? "would " : "", rt->task.pid, rt->task.comm,
+		/* "pid 42 (db): would move misplaced: ...": the verb carries the
+		 * dry run, so the line reads, and greps, as what would happen. */
+		np_logger_log_key(d->log, "decision", LOG_NOTICE, "pid %d (%s): %s%s %s: %s",
+				  rt->task.pid, rt->task.comm, d->opts->dry_run ? "would " : "",
 				  np_action_kind_name(a->kind), np_reason_name(a->reason),
 				  a->reason_text);
 	}

@@ -191,6 +191,7 @@ struct np_actuator {
 	unsigned batch_pages; /* adapted to the measured call time */
 	unsigned query_pages; /* likewise, for lookups */
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
+	struct np_call_model move_model;
 	struct np_token_bucket rate;
 
 	struct tracked_task *tasks;
@@ -493,14 +494,38 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 	return idx;
 }
 
+/* PF_EXITING (include/linux/sched.h): set first thing in do_exit(). */
+#define PF_EXITING_FLAG 0x00000004u
+
+/* Whether @t has exited or is on its way out. Its pidfd reports the exit
+ * only at the end of it: before that, a task that has already let go of its
+ * memory makes move_pages(2) fail with EINVAL. */
+static bool task_leaving(struct np_actuator *act, const struct tracked_task *t)
+{
+	uint64_t start;
+	unsigned long flags;
+
+	if (pidfd_exited(t->pidfd))
+		return true;
+	switch (read_thread_identity(act, t->pid, t->pid, &start, &flags)) {
+	case 0:
+		return start != t->start_ticks || (flags & PF_EXITING_FLAG);
+	case -ESRCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* After an action: a process that exited meanwhile may have passed its pid
- * on, so the action is a failure whatever the calls said. */
+ * on, so the action is a failure whatever the calls said, and a call that
+ * failed because the process was going away failed for that reason. */
 static int action_end(struct np_actuator *act, int idx, int err, bool failed,
 		      enum np_stat_call kind)
 {
 	struct tracked_task *t = &act->tasks[idx];
 
-	if (!err && pidfd_exited(t->pidfd))
+	if (err ? err != -ESRCH && task_leaving(act, t) : pidfd_exited(t->pidfd))
 		err = -ESRCH;
 	if (err) {
 		np_stats_add_failure(act->stats, kind, err);
@@ -734,6 +759,23 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 	return moved;
 }
 
+/* Size the next move call from this one's time: by the fitted model of
+ * fixed and per-page cost once there is one, at most doubling per call;
+ * until then in proportion, where the tail of a range (a short call whose
+ * fixed cost says little about a full one) does not count. */
+static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elapsed)
+{
+	unsigned fitted;
+
+	np_call_model_add(&act->move_model, pages, elapsed);
+	fitted = np_call_model_batch(&act->move_model, act->batch_target_ns);
+	if (fitted)
+		act->batch_pages = fitted < 2 * act->batch_pages ? fitted : 2 * act->batch_pages;
+	else if (pages >= act->batch_pages / 2)
+		act->batch_pages = np_batch_size_next(
+		    act->batch_pages, elapsed * act->batch_pages / pages, act->batch_target_ns);
+}
+
 /* Move the batches of one looked-up chunk. Returns 0 or -errno. */
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
 {
@@ -782,12 +824,7 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			if (ms->budget != UINT64_MAX)
 				ms->budget -= moved;
 			act->ns_per_page = elapsed / b.count;
-			/* The tail of a range makes a short call whose fixed cost
-			 * says little about a full one. */
-			if (b.count >= act->batch_pages / 2)
-				act->batch_pages = np_batch_size_next(
-				    act->batch_pages, elapsed * act->batch_pages / b.count,
-				    act->batch_target_ns);
+			resize_batch(act, b.count, elapsed);
 		}
 	}
 	return 0;

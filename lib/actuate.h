@@ -77,6 +77,7 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 /* Close every pidfd and free; NULL is accepted. */
 void np_actuator_free(struct np_actuator *act);
 
+/* True for the dry-run implementation. */
 bool np_actuator_is_dry(const struct np_actuator *act);
 
 /* Forget tasks that have exited (closing their pidfds). Cheap; the daemon
@@ -136,6 +137,7 @@ struct np_affinity_result {
 	unsigned counts[NP_THREAD_FAILED + 1]; /* threads per outcome */
 };
 
+/* Free the per-thread array and zero @result. */
 void np_affinity_result_clear(struct np_affinity_result *result);
 
 /* Narrow each thread of @task to its current mask intersected with
@@ -166,7 +168,10 @@ struct np_action_record {
 /* The records so far (none for the real actuator); valid until the next
  * action or clear. */
 const struct np_action_record *np_actuator_records(const struct np_actuator *act, unsigned *nr);
+/* Records logged but not kept since the last clear. */
 uint64_t np_actuator_records_dropped(const struct np_actuator *act);
+
+/* Forget the records and the dropped count. */
 void np_actuator_clear_records(struct np_actuator *act);
 
 /* One line describing @rec, as snprintf. */

@@ -2,7 +2,6 @@
 #include "engine.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -306,7 +305,7 @@ static struct task_state *get_state(struct np_engine *engine, const struct np_ta
 	return st;
 }
 
-static int cmp_u64_task_pid(const void *a, const void *b)
+static int cmp_task_pid(const void *a, const void *b)
 {
 	const struct np_task *x = a, *y = b;
 
@@ -447,7 +446,7 @@ static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task 
 				int previous_target)
 {
 	const struct np_action *a = &rt->action;
-	unsigned locality = rt->total_bytes ? (unsigned)(rt->locality * 100 + 0.5) : 100;
+	unsigned locality = rt->total_bytes ? (unsigned)(rt->locality * 100) : 100;
 	bool dropped = st->last_look_ms && locality + LOCALITY_DROP_POINTS < st->last_locality;
 	int err = 0;
 
@@ -459,6 +458,12 @@ static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task 
 
 		err = np_actuator_move_pages(engine->act, &rt->task, a->target_node, a->move_bytes,
 					     &res);
+		if (!err)
+			np_log(engine->ctx, LOG_INFO,
+			       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
+			       rt->task.pid, rt->task.comm, (unsigned long long)res.pages_moved,
+			       a->target_node, res.calls, (double)res.elapsed_ns / 1e6,
+			       (unsigned long long)res.pages_failed);
 		if (err && err != -EAGAIN)
 			np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s",
 			       rt->task.pid, rt->task.comm, a->target_node, strerror(-err));
@@ -471,10 +476,7 @@ static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task 
 			err = np_actuator_set_affinity(engine->act, &rt->task, &node->cpus, &res);
 		np_affinity_result_clear(&res);
 	}
-	if (err == -ESRCH)
-		np_stats_add_skip(engine->stats, NP_SKIP_VANISHED);
-	else if (err == -EAGAIN)
-		np_stats_add_skip(engine->stats, NP_SKIP_BACKOFF);
+	/* The actuator counts its own skips (vanished, backoff, rate). */
 	if (err)
 		return NP_SCAN_FAILED;
 	/* A dry run changes nothing: the same proposal again is no news. */
@@ -533,10 +535,38 @@ static int observe(struct np_engine *engine, struct tick *t)
 			return err;
 	}
 	/* Sorted by pid: state lookups and the report's order. */
-	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_u64_task_pid);
+	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_task_pid);
 	prune_states(engine, &t->list);
 	np_actuator_prune(engine->act);
 	return np_sched_plan(engine->sched, &t->list, &t->plan);
+}
+
+static struct np_policy_machine machine_of(const struct np_report *snap)
+{
+	return (struct np_policy_machine){
+		.topo = snap->topo,
+		.node_busy = snap->node_load,
+		.kernel_numa_balancing = snap->kernel_numa_balancing > 0,
+	};
+}
+
+/* Where the task runs and how local it is, as the policy sees it. */
+static void locate(const struct np_engine *engine, const struct np_report *snap,
+		   struct np_report_task *rt, struct np_policy_history *hist)
+{
+	struct np_policy_machine m = machine_of(snap);
+	struct np_policy_task pt = {
+		.task = &rt->task,
+		.node_bytes = rt->node_bytes,
+		.nr_node_slots = rt->nr_node_slots,
+		.hist = hist,
+	};
+	unsigned percent;
+
+	/* The exact share, not the policy's whole percent. */
+	if (np_policy_locate(&m, &engine->cfg, &pt, &rt->run_node, &rt->home_node, &percent) &&
+	    rt->home_node >= 0 && (unsigned)rt->home_node < rt->nr_node_slots && rt->total_bytes)
+		rt->locality = (double)rt->node_bytes[rt->home_node] / (double)rt->total_bytes;
 }
 
 /* Read the memory of the picked tasks (and, for the report, of every shown
@@ -576,8 +606,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 		memset(task, 0, sizeof(*task)); /* the entry owns it now */
 		rt->picked = picked[i];
 		rt->verdict = t->plan.verdicts[i];
-		r = np_report_observe_task(engine->ctx, snap->topo, engine->parser, rt,
-					   &bytes_read);
+		r = np_report_observe_task(engine->ctx, engine->parser, rt, &bytes_read);
 		if (rt->picked) {
 			np_log(engine->ctx, LOG_DEBUG, "read numa_maps of pid %d (%s), age %llu ms: %d",
 			       rt->task.pid, rt->task.comm, (unsigned long long)rt->task.age_ms, r);
@@ -595,6 +624,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 			memset(rt, 0, sizeof(*rt));
 			continue;
 		}
+		locate(engine, snap, rt, rt->picked ? &find_state(engine, rt->task.pid)->hist : NULL);
 		if (rt->picked) {
 			struct task_state *st = find_state(engine, rt->task.pid);
 			struct np_policy_task *s = &t->samples[t->nr_samples];
@@ -620,11 +650,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 {
 	struct np_report *snap = t->snap;
-	struct np_policy_machine m = {
-		.topo = snap->topo,
-		.node_busy = snap->node_load,
-		.kernel_numa_balancing = snap->kernel_numa_balancing > 0,
-	};
+	struct np_policy_machine m = machine_of(snap);
 	struct np_policy_history *saved;
 	struct np_action *actions;
 	int *previous;

@@ -86,3 +86,40 @@ unsigned np_batch_size_next(unsigned batch, uint64_t elapsed_ns, uint64_t target
 		next = NP_BATCH_PAGES_MAX;
 	return (unsigned)next;
 }
+
+void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed_ns)
+{
+	/* About the last ten calls count. */
+	const double keep = 0.9;
+	double n = pages, t = (double)elapsed_ns;
+
+	m->w = m->w * keep + 1;
+	m->sn = m->sn * keep + n;
+	m->st = m->st * keep + t;
+	m->snn = m->snn * keep + n * n;
+	m->snt = m->snt * keep + n * t;
+}
+
+unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns)
+{
+	double var = m->w * m->snn - m->sn * m->sn, slope, fixed, n;
+
+	/* Fewer than two calls, or sizes too alike to separate the costs. */
+	if (m->w < 1.5 || var <= 1e-3 * m->sn * m->sn)
+		return 0;
+	slope = (m->w * m->snt - m->sn * m->st) / var;
+	if (slope <= 0)
+		return 0; /* noise larger than the signal */
+	fixed = (m->st - slope * m->sn) / m->w;
+	if (fixed < 0)
+		fixed = 0;
+	if (2 * fixed <= (double)target_ns)
+		n = ((double)target_ns - fixed) / slope;
+	else
+		n = fixed / slope;
+	if (n < NP_BATCH_PAGES_MIN)
+		return NP_BATCH_PAGES_MIN;
+	if (n > NP_BATCH_PAGES_MAX)
+		return NP_BATCH_PAGES_MAX;
+	return (unsigned)n;
+}

@@ -20,6 +20,7 @@ struct np_token_bucket {
 	uint64_t last_ns;
 };
 
+/* Start full (@burst bytes) at @now_ns; @rate 0 means no limit. */
 void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst,
 			  uint64_t now_ns);
 
@@ -36,12 +37,36 @@ struct np_backoff {
 	uint64_t until_ns;
 };
 
+/* Record a failure at @now_ns: the wait doubles from @min_ns up to @max_ns. */
 void np_backoff_failed(struct np_backoff *b, uint64_t now_ns, uint64_t min_ns, uint64_t max_ns);
+/* A success resets the wait. */
 void np_backoff_succeeded(struct np_backoff *b);
+/* True while a wait started by a failure lasts. */
 bool np_backoff_waiting(const struct np_backoff *b, uint64_t now_ns);
 
 #define NP_BATCH_PAGES_MIN 16
 #define NP_BATCH_PAGES_MAX 16384
+
+/*
+ * Call time as fixed + per_page * n, fitted by least squares over recent
+ * calls (older ones weigh less). move_pages has a fixed cost per call that
+ * grows with the machine's load (it drains every CPU's LRU caches first):
+ * in a busy 2-node guest calls of ~140 pages averaged 166 ms while the
+ * kernel moved the same memory in one migrate_pages at 0.2 ms a page.
+ * Shrinking calls toward a time target the fixed cost alone exceeds only
+ * multiplies it.
+ */
+struct np_call_model {
+	double w, sn, st, snn, snt;
+};
+
+/* Add a call of @pages that took @elapsed_ns. */
+void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed_ns);
+
+/* The call size for @target_ns: what fits beside the fixed cost, or, when
+ * the fixed cost takes half the target or more, the size at which it is
+ * half of each call. 0 until calls of different sizes give a fit. */
+unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns);
 
 /* The next batch size: scaled so a call of @batch pages that took
  * @elapsed_ns would take @target_ns; down at once, up half way, within

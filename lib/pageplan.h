@@ -32,6 +32,7 @@ struct np_page_plan {
  * most @batch_pages. Returns 0 or -ENOMEM / -EINVAL. */
 int np_page_plan_build(void *const *pages, const int *status, const int *dst, bool one_dst,
 		       unsigned n, unsigned batch_pages, struct np_page_plan *plan);
+/* Free a plan's arrays and zero it. */
 void np_page_plan_clear(struct np_page_plan *plan);
 
 /* One mapping from /proc/PID/maps. */

@@ -1076,6 +1076,37 @@ static void plan(const struct view *v, const struct np_config *cfg, const struct
 	}
 }
 
+bool np_policy_locate(const struct np_policy_machine *m, const struct np_config *cfg,
+		      const struct np_policy_task *t, int *thread_node, int *home_node,
+		      unsigned *locality_percent)
+{
+	struct view v = {.m = m, .topo = m->topo};
+	struct np_policy_history scratch;
+	struct sample *s = malloc(sizeof(*s));
+	bool ok;
+
+	*thread_node = *home_node = -1;
+	*locality_percent = 0;
+	if (!s)
+		return false;
+	/* sample_task may update the history; the caller's stays untouched. */
+	if (t->hist)
+		scratch = *t->hist;
+	else
+		np_policy_history_init(&scratch);
+	ok = t->node_bytes && sample_task(&v, cfg, t, &scratch, s);
+	if (ok) {
+		if (s->thread_idx >= 0)
+			*thread_node = m->topo->nodes[s->thread_idx].id;
+		if (s->home_idx >= 0) {
+			*home_node = m->topo->nodes[s->home_idx].id;
+			*locality_percent = percent(s->bytes[s->home_idx], s->total);
+		}
+	}
+	free(s);
+	return ok;
+}
+
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
 			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions)
 {

@@ -142,6 +142,18 @@ void np_policy_decide(const struct np_policy_machine *m, const struct np_config 
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
 			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions);
 
+/*
+ * Where the policy sees a task: @thread_node, the node where most of its
+ * threads' CPU time is (-1 when unknown); @home_node, the node its memory
+ * should be on (the thread node, or the nearest one that may hold it); and
+ * the share of its memory there. For the report, so that it shows what the
+ * decision is based on. Leaves the history alone. Returns false when the
+ * task has no memory data.
+ */
+bool np_policy_locate(const struct np_policy_machine *m, const struct np_config *cfg,
+		      const struct np_policy_task *t, int *thread_node, int *home_node,
+		      unsigned *locality_percent);
+
 /* Stable machine name of a reason ("misplaced", "too-young", ...). */
 const char *np_reason_name(enum np_reason reason);
 

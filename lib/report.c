@@ -29,32 +29,6 @@ const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-/* The node most threads last ran on: where the task's memory should be.
- * Without thread samples, the node of the task's own last CPU. */
-static int majority_run_node(const struct np_topology *topo, const struct np_task *task)
-{
-	unsigned *count;
-	int best = -1;
-
-	if (!task->nr_thread_samples)
-		return np_topology_cpu_node(topo, task->last_cpu);
-	count = calloc(topo->nr_nodes, sizeof(*count));
-	if (!count)
-		return np_topology_cpu_node(topo, task->last_cpu);
-	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
-		int idx = np_topology_index(topo,
-					    np_topology_cpu_node(topo, task->threads[i].last_cpu));
-
-		if (idx >= 0)
-			count[idx]++;
-	}
-	for (unsigned i = 0; i < topo->nr_nodes; i++)
-		if (count[i] && (best < 0 || count[i] > count[best]))
-			best = (int)i;
-	free(count);
-	return best < 0 ? -1 : topo->nodes[best].id;
-}
-
 static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
 		       uint64_t *bytes_read)
 {
@@ -87,13 +61,12 @@ void np_report_task_clear(struct np_report_task *rt)
 	free(rt->node_anon_bytes);
 }
 
-int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
-			   struct np_nm_parser *parser, struct np_report_task *rt,
+int np_report_observe_task(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
 			   uint64_t *bytes_read)
 {
 	int err;
 
-	rt->run_node = -1;
+	rt->run_node = rt->home_node = -1;
 	*bytes_read = 0;
 	err = np_task_read_details(ctx, &rt->task);
 	if (err)
@@ -101,18 +74,11 @@ int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
 	err = fill_memory(ctx, parser, rt, bytes_read);
 	if (err == -ESRCH)
 		return 1;
-	if (err == -EINVAL) {
-		/* Odd content for one task must not hide every other task. */
-		np_log(ctx, LOG_WARNING, "%s/proc/%d/numa_maps:%u: %s", np_ctx_root(ctx),
-		       rt->task.pid, np_nm_parser_error_line(parser), np_nm_parser_error(parser));
+	/* Odd content for one task must not hide every other task; the reader
+	 * has logged it with its file and line. */
+	if (err == -EINVAL)
 		return 1;
-	}
-	if (err)
-		return err;
-	rt->run_node = majority_run_node(topo, &rt->task);
-	if (rt->total_bytes && rt->run_node >= 0 && (unsigned)rt->run_node < rt->nr_node_slots)
-		rt->locality = (double)rt->node_bytes[rt->run_node] / (double)rt->total_bytes;
-	return 0;
+	return err;
 }
 
 int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
@@ -261,7 +227,7 @@ int np_report_write_text(const struct np_report *report, FILE *out)
 			fprintf(out, " %8s",
 				np_human_bytes(task_node_bytes(rt, topo->nodes[i].id), buf,
 					       sizeof(buf)));
-		if (rt->total_bytes && rt->run_node >= 0)
+		if (rt->total_bytes && rt->home_node >= 0)
 			fprintf(out, " %5.1f%%", rt->locality * 100);
 		else
 			fprintf(out, " %6s", "-");
@@ -336,10 +302,12 @@ static json_object *task_json(const struct np_report_task *rt)
 	json_object_object_add(obj, "threads", json_object_new_int((int)rt->task.nr_threads));
 	json_object_object_add(obj, "run_node",
 			       rt->run_node < 0 ? NULL : json_object_new_int(rt->run_node));
+	json_object_object_add(obj, "home_node",
+			       rt->home_node < 0 ? NULL : json_object_new_int(rt->home_node));
 	json_object_object_add(obj, "node_bytes", node_map_json(rt, rt->node_bytes));
 	json_object_object_add(obj, "anon_node_bytes", node_map_json(rt, rt->node_anon_bytes));
 	json_object_object_add(obj, "locality",
-			       rt->total_bytes && rt->run_node >= 0
+			       rt->total_bytes && rt->home_node >= 0
 				       ? json_object_new_double(rt->locality)
 				       : NULL);
 	if (rt->has_decision) {

@@ -20,8 +20,10 @@ struct np_report_task {
 	uint64_t *node_bytes;     /* anon + file */
 	uint64_t *node_anon_bytes;
 	uint64_t total_bytes;
-	int run_node;             /* node most of its threads last ran on, or -1 */
-	double locality;          /* share of its memory on run_node, 0..1 */
+	int run_node;             /* node with most of its threads' CPU time, or -1 */
+	int home_node;            /* node its memory should be on (run_node, or the
+				     nearest node with memory), or -1 */
+	double locality;          /* share of its memory on home_node, 0..1 */
 	bool has_decision;        /* action holds what the daemon would do */
 	struct np_action action;
 	bool picked;              /* the scheduler would read it now */
@@ -46,13 +48,13 @@ struct np_report {
 int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
 		      struct np_report **out);
 
-/* Read one task's details and memory into @rt (rt->task set). Returns 0, 1
- * when the task vanished or its numa_maps is unreadable (leave it out), or
- * -errno. @bytes_read: numa_maps bytes parsed. */
+/* Read one task's details and memory into @rt (rt->task set; run_node,
+ * home_node and locality are left for the caller, who knows the policy's
+ * view). Returns 0, 1 when the task vanished or its numa_maps is unreadable
+ * (leave it out), or -errno. @bytes_read: numa_maps bytes parsed. */
 struct np_nm_parser;
-int np_report_observe_task(struct np_ctx *ctx, const struct np_topology *topo,
-			   struct np_nm_parser *parser, struct np_report_task *rt,
-			   uint64_t *bytes_read);
+int np_report_observe_task(struct np_ctx *ctx, struct np_nm_parser *parser,
+			   struct np_report_task *rt, uint64_t *bytes_read);
 
 void np_report_task_clear(struct np_report_task *rt);
 

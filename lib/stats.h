@@ -42,13 +42,14 @@ const char *np_skip_reason_name(enum np_skip_reason reason);
 
 /* Which kind of call failed. */
 enum np_stat_call {
-	NP_CALL_MOVE_PAGES,	 /* a move_pages batch or status query as a whole */
+	NP_CALL_MOVE_PAGES,    /* a move_pages batch or status query as a whole */
 	NP_CALL_MIGRATE_PAGES, /* a whole-task migrate_pages */
-	NP_CALL_AFFINITY,	 /* sched_getaffinity/sched_setaffinity on a thread */
-	NP_CALL_READ,		 /* reading numa_maps, maps or task files */
+	NP_CALL_AFFINITY,      /* sched_getaffinity/sched_setaffinity on a thread */
+	NP_CALL_READ,	       /* reading numa_maps, maps or task files */
 	NP_CALL_NR
 };
 
+/* The name used as a Prometheus label value ("move_pages"). */
 const char *np_stat_call_name(enum np_stat_call action);
 
 /* /sys/devices/system/node/nodeN/numastat: pages allocated per node. */
@@ -70,6 +71,7 @@ struct np_stats;
 /* Counters for the nodes of @topo (the migration matrix is nodes x nodes).
  * Returns 0 or -ENOMEM. */
 int np_stats_new(const struct np_topology *topo, struct np_stats **out);
+/* Free; NULL is accepted. */
 void np_stats_free(struct np_stats *stats);
 
 /* @pages pages of @bytes in total moved from node @src to node @dst. Nodes
@@ -98,13 +100,15 @@ void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads);
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
 
+/* One task or action passed over for @reason (out of range: ignored). */
 void np_stats_add_skip(struct np_stats *stats, enum np_skip_reason reason);
 
 /* Read every node's numastat through @ctx into the stats. Returns 0 or the
  * first -errno; the nodes read before an error keep their new values. */
 int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);
 
-/* Counter read-back, for tests and the summary. Unknown nodes give 0. */
+/* Counter read-back, for tests and the summary. A node the topology does
+ * not know reads the "other" row or column. */
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst);
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err);
 uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err);

@@ -31,6 +31,7 @@ struct fake_kernel {
 	uint64_t ns_per_page;
 	int fail_moves;	  /* a whole-call error for every move, or 0 */
 	int kill_on_call; /* kill the target on this move call (1-based), or 0 */
+	int kill_errno;	  /* what that call then returns (-EINVAL: memory gone), or 0 */
 	unsigned calls, lookups, max_count;
 	uint64_t pages_moved;
 	unsigned migrate_calls;
@@ -51,6 +52,8 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 	if (fk->kill_on_call && fk->calls == (unsigned)fk->kill_on_call) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		if (fk->kill_errno)
+			return fk->kill_errno;
 	}
 	if (fk->fail_moves)
 		return fk->fail_moves;
@@ -213,6 +216,52 @@ static void test_batch_size(void)
 	for (int i = 0; i < 30; i++)
 		b = np_batch_size_next(b, b * 50000ull, 20 * MS);
 	CHECK(b >= 399 && b <= 401);
+}
+
+static void test_call_model(void)
+{
+	struct np_call_model m = {0};
+	unsigned n;
+
+	/* No fixed cost, 50 us a page: 400 pages fill 20 ms. */
+	np_call_model_add(&m, 512, 512 * 50000ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0); /* one size: no fit */
+	np_call_model_add(&m, 512, 512 * 50000ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+	np_call_model_add(&m, 300, 300 * 50000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 399 && n <= 400);
+
+	/* 5 ms per call besides: 300 pages. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 5 * MS + 512 * 50000ull);
+	np_call_model_add(&m, 100, 5 * MS + 100 * 50000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 299 && n <= 300);
+
+	/* A loaded machine: 100 ms per call before any page moves. No size
+	 * meets 20 ms; calls grow until the fixed cost is half of each. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 100 * MS + 512 * 100000ull);
+	np_call_model_add(&m, 256, 100 * MS + 256 * 100000ull);
+	n = np_call_model_batch(&m, 20 * MS);
+	CHECK(n >= 999 && n <= 1000);
+
+	/* Noise that makes bigger calls quicker tells nothing. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 512, 10 * MS);
+	np_call_model_add(&m, 256, 30 * MS);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+
+	/* Clamped at both ends. */
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 100, 100 * 10ull);
+	np_call_model_add(&m, 200, 200 * 10ull);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MAX);
+	memset(&m, 0, sizeof(m));
+	np_call_model_add(&m, 100, 100 * 10 * MS);
+	np_call_model_add(&m, 200, 200 * 10 * MS);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MIN);
 }
 
 static void test_affinity_narrow(void)
@@ -562,6 +611,7 @@ static void test_kernel_move_pages_self(void)
 	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *pages[64];
 	int nodes[64], status[64];
+	struct np_bitmap zero;
 	long r;
 
 	CHECK(mem != MAP_FAILED);
@@ -583,6 +633,11 @@ static void test_kernel_move_pages_self(void)
 	CHECK_INT(r, 0);
 	CHECK_INT(status[10], 0);
 	munmap(mem, 64 * 4096);
+
+	/* migrate_pages from node 0 to node 0: nothing to do, nothing left. */
+	np_bitmap_zero(&zero);
+	np_bitmap_set(&zero, 0);
+	CHECK_INT(sys->migrate_pages(NULL, getpid(), &zero, &zero), 0);
 }
 
 /* A node the handmade topology has and no test machine's child pages sit
@@ -701,6 +756,19 @@ static void test_real_batches(void)
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 1);
 	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
+
+	/* It dies inside the call: move_pages(2) fails with EINVAL once an
+	 * exiting task has let go of its memory. That is its exit, counted as
+	 * such, not an error to back off from. */
+	child = spawn_child(4000);
+	CHECK(child > 0);
+	live_task(&task, child);
+	fake.calls = 0;
+	fake.kill_errno = -EINVAL;
+	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(fake.calls, 2);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 2);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, EINVAL), 0);
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }
@@ -805,6 +873,7 @@ int main(void)
 	test_backoff();
 	test_page_plan();
 	test_batch_size();
+	test_call_model();
 	test_affinity_narrow();
 	test_maps_parse();
 	test_dry_run_pages();

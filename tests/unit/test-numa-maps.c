@@ -404,7 +404,8 @@ static void test_real_captures(void)
 /*
  * Every numa_maps in any fixture tree (other engineers' hand-made ones, and
  * captures from multi-node guests as they are added) must parse, identically
- * at every split, and only name nodes its tree's sys/ says are online.
+ * at every split, and only name nodes its tree's sys/ says are online. Trees
+ * named *hostile* hold bad input on purpose and are left out.
  */
 static void test_every_fixture_tree(void)
 {
@@ -425,7 +426,9 @@ static void test_every_fixture_tree(void)
 		size_t len;
 		FILE *f;
 
-		if (strncmp(name, "nmaps-handmade/", 15) == 0)
+		/* Trees of deliberately bad input are exempt. */
+		if (strncmp(name, "nmaps-handmade/", 15) == 0 ||
+		    memmem(name, (size_t)(strchr(name, '/') - name), "hostile", 7))
 			continue;
 		o = parse_every_split(name);
 		if (o->err)
@@ -446,6 +449,75 @@ static void test_every_fixture_tree(void)
 		free(o);
 	}
 	globfree(&g);
+}
+
+/* What a guest capture's bind VMAs say, to hold against capture.txt. */
+struct binds {
+	unsigned nr;
+	int node[8];
+	uint64_t bytes[8]; /* on the bound node */
+	bool only_there[8];
+};
+
+static int record_binds(void *data, const struct np_nm_vma *v)
+{
+	struct binds *b = data;
+
+	if (v->policy != NP_MPOL_BIND || b->nr == 8)
+		return 0;
+	b->node[b->nr] = np_bitmap_next(v->policy_nodes, 0);
+	b->only_there[b->nr] = np_bitmap_weight(v->policy_nodes) == 1;
+	for (unsigned i = 0; i < v->nr_nodes; i++) {
+		if (v->nodes[i].node == b->node[b->nr])
+			b->bytes[b->nr] += v->nodes[i].pages * v->kernel_page_bytes;
+		else
+			b->only_there[b->nr] = false;
+	}
+	b->nr++;
+	return 0;
+}
+
+/*
+ * Captures from QEMU guests (tests/fixtures/qemu-*, capture.txt): np-hog
+ * binds its memory with mbind, one VMA per worker, so each bind VMA must
+ * hold exactly the MiB capture.txt gives, all on the bound node.
+ */
+static void check_guest(const char *tree, int pid, unsigned nr, const int *nodes, unsigned mib)
+{
+	struct np_ctx *ctx;
+	struct np_nm_parser *p;
+	struct binds b = {0};
+	uint64_t bytes;
+
+	if (np_ctx_new(fixture(tree), &ctx) < 0) {
+		CHECK(!"fixture tree missing");
+		return;
+	}
+	CHECK_INT(np_nm_parser_new(&p, record_binds, &b), 0);
+	CHECK_INT(np_nm_read_task(ctx, pid, p, &bytes), 0);
+	CHECK_INT(b.nr, nr);
+	for (unsigned i = 0; i < nr && i < b.nr; i++) {
+		bool listed = false;
+
+		for (unsigned j = 0; j < nr; j++)
+			listed |= b.node[i] == nodes[j];
+		CHECK(listed);
+		CHECK(b.only_there[i]);
+		CHECK_U64(b.bytes[i], (uint64_t)mib << 20);
+		CHECK(np_nm_parser_totals(p)->anon_bytes[b.node[i]] >= (uint64_t)mib << 20);
+	}
+	np_nm_parser_free(p);
+	np_ctx_free(ctx);
+}
+
+static void test_guest_captures(void)
+{
+	static const int one[] = {1}, two[] = {0, 1}, four[] = {0, 1, 2, 3};
+
+	check_guest("qemu-2node", 139, 1, one, 64);
+	check_guest("qemu-2node", 147, 2, two, 32);
+	check_guest("qemu-4node", 156, 1, one, 64);
+	check_guest("qemu-4node", 163, 4, four, 32);
 }
 
 struct logged {
@@ -649,6 +721,7 @@ int main(void)
 	test_empty_unknown_garbage_truncated();
 	test_real_captures();
 	test_every_fixture_tree();
+	test_guest_captures();
 	test_read_task();
 	test_malformed();
 	test_nul_and_huge_line();

@@ -20,14 +20,34 @@ export HOME=/tmp
 export NP_TOPOLOGY
 
 # Kill every process left behind by a scenario (all but this one and kernel
-# threads, which have an empty cmdline), so the next one starts clean.
+# threads, whose exe link leads nowhere, as a zombie's does), and wait until
+# they are gone and their memory is free, so the next one starts clean.
 reap_leftovers() {
-	for dir in /proc/[0-9]*; do
-		pid=${dir#/proc/}
-		[ "$pid" = 1 ] && continue
-		[ -s "$dir/cmdline" ] || continue
-		kill -9 "$pid" 2>/dev/null
+	tries=100
+	while [ "$tries" -gt 0 ]; do
+		left=
+		for dir in /proc/[0-9]*; do
+			pid=${dir#/proc/}
+			[ "$pid" = 1 ] && continue
+			[ -e "$dir/exe" ] || continue
+			kill -9 "$pid" 2>/dev/null && left=1
+		done
+		[ -n "$left" ] || return 0
+		tries=$((tries - 1))
+		sleep 0.1
 	done
+	echo "processes left by the scenario would not die:"
+	ps
+}
+
+# Put back what a scenario may have changed, so that each one starts as if
+# just booted, whatever ran before it in the same boot.
+boot_balancing=$(cat /proc/sys/kernel/numa_balancing)
+reset_state() {
+	rm -rf /tmp/* /dev/shm/*
+	echo "$boot_balancing" >/proc/sys/kernel/numa_balancing
+	echo 3 >/proc/sys/vm/drop_caches
+	dmesg -n 4
 }
 
 echo "@@NP-BOOTED@@"
@@ -47,6 +67,7 @@ else
 		fi
 		echo "@@NP-END $scenario $status@@"
 		reap_leftovers
+		reset_state
 	done
 	echo "@@NP-DONE@@"
 fi
