@@ -169,7 +169,16 @@ def back_and_forth(run):
     return total
 
 
-def summarize(run):
+def end_affinity(run):
+    """Each thread's allowed CPUs at the end, in task and thread order."""
+    keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+    return [run["affinity"][k].get("end") for k in keys]
+
+
+def summarize(run, baseline_affinity):
+    """baseline_affinity: the threads' CPUs at the end of the same scenario
+    with no balancing, i.e. what the user set (including a move the
+    scenario makes half-way)."""
     points = series(run)
     ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
     t90 = None
@@ -178,8 +187,7 @@ def summarize(run):
             t90 = t - ref
             break
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
-    changed = any(v.get("start") != v.get("end") for v in run["affinity"].values()
-                  if "start" in v and "end" in v)
+    changed = baseline_affinity is not None and end_affinity(run) != baseline_affinity
     if run["system"] == "none":
         cpu = "-"
     elif run["system"] == "kernel":
@@ -188,6 +196,7 @@ def summarize(run):
         cpu = f"{run['placer_cpu_s']:.2f}" if run["placer_cpu_s"] is not None else "?"
     return {
         "points": points,
+        "shift": ref if "shift" in run["events"] else None,
         "final": points[-1][1] if points else None,
         "t90": t90,
         "mib": moved * PAGE / 2**20,
@@ -205,15 +214,18 @@ def plot(topology, scenario, runs, plot_dir, data_dir):
         if system not in runs:
             continue
         data = os.path.join(data_dir, f"{topology}-{scenario}-{system}.dat")
+        # A shifted task is drawn from its move: the move comes at a
+        # different time in each run (sampling is slow in the guest).
+        offset = runs[system].get("shift") or 0
         with open(data, "w") as f:
             for t, loc in runs[system]["points"]:
-                f.write(f"{t:.2f} {loc * 100:.2f}\n")
+                f.write(f"{t - offset:.2f} {loc * 100:.2f}\n")
         lines.append(f"'{data}' using 1:2 with linespoints title '{SYSTEM_LABELS[system]}'")
     png = os.path.join(plot_dir, f"{topology}-{scenario}.png")
     script = f"""set terminal pngcairo size 800,450 noenhanced
 set output '{png}'
 set title '{topology}: {scenario} ({SCENARIOS.get(scenario, "")})'
-set xlabel 'seconds'
+set xlabel '{"seconds since the move" if scenario == "shift" else "seconds"}'
 set ylabel 'locality %'
 set yrange [0:105]
 set key below
@@ -236,10 +248,18 @@ def placement_section(results, doc_dir, plot_dir):
     for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
         topology = os.path.basename(topo_dir)[len("placement-"):]
         runs = {}
-        for path in glob.glob(os.path.join(topo_dir, "*.txt")):
-            run = parse_run(path)
-            if "scenario" in run:
-                runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run))
+        parsed = [parse_run(p) for p in glob.glob(os.path.join(topo_dir, "*.txt"))]
+        baseline = {r["scenario"]: end_affinity(r) for r in parsed
+                    if r.get("system") == "none"}
+        for run in parsed:
+            if "scenario" not in run:
+                continue
+            user = baseline.get(run["scenario"])
+            if user is None:
+                # No baseline run: what the user set at the start.
+                keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+                user = [run["affinity"][k].get("start") for k in keys]
+            runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run, user))
         for scenario in SCENARIOS:
             if scenario not in runs:
                 continue
@@ -295,9 +315,10 @@ def throughput_section(results):
             continue
         if line.startswith("    (b) looked up"):
             notes.append(f"{pages} pages: {line.strip()}")
-        m = re.match(r"migratepages (\d+) run \d+ ms ([0-9.]+) migrated (\d+)", line)
+        m = re.match(r"migratepages (\d+) run \d+ ms ([0-9.]+) migrated (\d+) on0_before (\d+)", line)
         if m:
-            migratepages.setdefault(int(m.group(1)), []).append((float(m.group(2)), int(m.group(3))))
+            migratepages.setdefault(int(m.group(1)), []).append(
+                (float(m.group(2)), int(m.group(3)), int(m.group(4))))
     sizes = sorted({p for v in methods.values() for p in v} | set(migratepages))
     base = {p: methods.get("(a) one move_pages call", {}).get(p, (None,))[0] for p in sizes}
     head = "| method | " + " | ".join(f"{p:,} pages: ms | ratio | longest call ms" for p in sizes) + " |"
@@ -311,15 +332,20 @@ def throughput_section(results):
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     cells = []
     for p in sizes:
-        runs = migratepages.get(p, [])
+        # A run counts when the hog's memory was on node 0 to begin with.
+        runs = [r for r in migratepages.get(p, []) if r[2] >= p * 9 // 10]
         ms = statistics.median(r[0] for r in runs) if runs else None
         ratio = ms / base[p] if ms is not None and base[p] else None
         cells += [fmt(ms, "{:.0f}"), fmt(ratio, "{:.2f}"), fmt(ms, "{:.0f}")]
     out.append("| numactl migratepages PID 0 1 (whole np-hog) | " + " | ".join(cells) + " |")
     out.append("")
     for p, runs in sorted(migratepages.items()):
+        good = [r for r in runs if r[2] >= p * 9 // 10]
         out.append(f"- migratepages, {p:,}-page hog: {len(runs)} runs, pages migrated per run "
-                   f"(vmstat pgmigrate_success) {', '.join(str(r[1]) for r in runs)}.")
+                   f"(vmstat pgmigrate_success) {', '.join(str(r[1]) for r in runs)}; "
+                   f"{len(runs) - len(good)} left out of the median because less than 90% "
+                   f"of the hog's pages were on node 0 before the move (its first touch "
+                   f"fell elsewhere).")
     for n in notes:
         out.append(f"- {n}")
     return out
@@ -368,6 +394,56 @@ def host_section(results):
             out.append(f"| {bench} | {labels[config]} | {len(rs)} | {el:.2f} ± {rsd:.1f}% | "
                        f"{el / base:.3f} | {cpu:.2f} ± {cpu_rsd:.1f}% | {fmt(dcpu, '{:.2f}')} | "
                        f"{fmt(scans, '{:.0f}')} | {fmt(nbytes, '{:.2f}')} |")
+    out.append("")
+    out.extend(host_findings(rows, labels))
+    return out
+
+
+def host_findings(rows, labels):
+    """What the table says about noise: each daemon configuration's
+    difference from no daemon next to twice its standard error, and the
+    daemon's own CPU time next to the benchmark's."""
+    out = []
+    for bench in ("kbuild", "hackbench"):
+        base = [r["elapsed_s"] for r in rows.get((bench, "none"), [])]
+        base_cpu = [r["user_s"] + r["sys_s"] for r in rows.get((bench, "none"), [])]
+        if len(base) < 2:
+            continue
+        for config in ("delay0", "delay1000"):
+            rs = rows.get((bench, config), [])
+            if len(rs) < 2:
+                continue
+            el = [r["elapsed_s"] for r in rs]
+            diff = statistics.fmean(el) - statistics.fmean(base)
+            se = math.sqrt(statistics.variance(el) / len(el) +
+                           statistics.variance(base) / len(base))
+            pct = diff / statistics.fmean(base) * 100
+            band = 2 * se / statistics.fmean(base) * 100
+            verdict = ("within the noise" if abs(pct) <= band else
+                       "beyond two standard errors")
+            dcpu = [r["daemon_cpu_s"] for r in rs if "daemon_cpu_s" in r]
+            scans = [r["numaplaced_scans_total"] for r in rs if "numaplaced_scans_total" in r]
+            share = (statistics.fmean(dcpu) / statistics.fmean(base_cpu) * 100
+                     if dcpu and base_cpu else None)
+            out.append(f"- {bench}, {labels[config]}: elapsed {pct:+.1f}% against no daemon, "
+                       f"two standard errors ±{band:.1f}%: {verdict}. The daemon read "
+                       f"numa_maps {statistics.fmean(scans) if scans else 0:.0f} times and used "
+                       f"{statistics.fmean(dcpu) if dcpu else 0:.2f} s of CPU per run, "
+                       f"{fmt(share, '{:.1f}')}% of the CPU time the benchmark itself used.")
+        zero, second = rows.get((bench, "delay0"), []), rows.get((bench, "delay1000"), [])
+
+        def avg(rs, key):
+            vals = [r[key] for r in rs if key in r]
+            return statistics.fmean(vals) if vals else 0.0
+        if zero and second:
+            out.append(
+                f"- {bench}: without the delay numaplaced read numa_maps "
+                f"{avg(zero, 'numaplaced_scans_total') - avg(second, 'numaplaced_scans_total'):.0f} "
+                f"more times per run "
+                f"({(avg(zero, 'numaplaced_numa_maps_read_bytes_total') - avg(second, 'numaplaced_numa_maps_read_bytes_total')) / 2**20:.2f} MiB more) "
+                f"and used {avg(zero, 'daemon_cpu_s') - avg(second, 'daemon_cpu_s'):+.2f} s more CPU: "
+                f"the benchmark's own short-lived processes, read because they were "
+                f"no longer too young to look at.")
     return out
 
 

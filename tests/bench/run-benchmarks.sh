@@ -15,6 +15,7 @@
 #   5. report.py writes docs/benchmarks.md from the results
 # BENCH_HOST_RUNS (10), BENCH_SECONDS (20) and the BENCH_* knobs of
 # vm-bench.sh change sizes; --report-only redoes step 5 from saved results.
+# --guests-only redoes steps 3 and 4 and keeps the host results.
 # --parallel runs steps 2, 3 and 4 at the same time: about 25 minutes
 # instead of 40 on a busy machine, at the price of the host timings sharing
 # the CPUs with the guests (the ABC interleaving keeps the comparison fair,
@@ -26,13 +27,15 @@ build=$src/build-bench
 results=
 report_only=false
 parallel=false
+guests_only=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) build=${2:?}; shift ;;
 	--results) results=${2:?}; shift ;;
 	--report-only) report_only=true ;;
 	--parallel) parallel=true ;;
-	*) echo "usage: $0 [--build-dir DIR] [--results DIR] [--parallel] [--report-only]" >&2; exit 2 ;;
+	--guests-only) guests_only=true ;;
+	*) echo "usage: $0 [--build-dir DIR] [--results DIR] [--parallel] [--guests-only] [--report-only]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -51,9 +54,14 @@ if ! $report_only; then
 	done
 	[ -d "$build" ] || meson setup "$build" "$src" --buildtype=debugoptimized >/dev/null
 	ninja -C "$build" -j2 >/dev/null
-	rm -rf "$results"
+	if $guests_only; then
+		# Redo the guests only: keep the host results and their notes.
+		rm -rf "$results"/placement-* "$results"/throughput.txt "$results"/spawn.txt
+	else
+		rm -rf "$results"
+	fi
 	mkdir -p "$results"
-	{
+	$guests_only || {
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 		echo "host CPU: $(nproc) x $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
@@ -65,43 +73,74 @@ if ! $report_only; then
 	start=$(date +%s)
 
 	host_part() {
+		$guests_only && return
 		log "host: kbuild and hackbench"
 		"$bench/host-overhead.sh" "$build" "$results/host-overhead.txt" "${BENCH_HOST_RUNS:-10}"
 		log "host: done"
 	}
+	# One boot: bench-placement for SCENARIOS, then EXTRA (if any).
+	#   guest_part TOPOLOGY "SCENARIOS" [EXTRA]
 	guest_part() {
 		topology=$1
-		extra=$2
-		log "guest $topology: bench-placement $extra"
-		"$bench/vm-bench.sh" --build-dir "$build" --topology "$topology" --timeout 3000 \
-			bench-placement "$extra" >"$results/vm-$topology.log" 2>&1 ||
-			log "guest $topology: a scenario failed (results kept; see $results/vm-$topology.log)"
-		out=$build/vm-out/$topology-bench-placement+$extra
+		scenarios=$2
+		extra=${3:-}
+		tag=$topology-bench-placement${extra:++$extra}
+		log "guest $topology: $scenarios $extra"
+		BENCH_SCENARIOS=$scenarios "$bench/vm-bench.sh" --build-dir "$build" \
+			--topology "$topology" --timeout 3000 bench-placement $extra \
+			>"$results/vm-$tag.log" 2>&1 ||
+			log "guest $topology: a scenario failed (results kept; see $results/vm-$tag.log)"
 		mkdir -p "$results/placement-${topology#bench-}"
-		cp "$out"/bench-placement/*.txt "$results/placement-${topology#bench-}/" 2>/dev/null || true
-		cp "$out/$extra"/*.txt "$results/" 2>/dev/null || true
-		log "guest $topology: done"
+		cp "$build/vm-out/$tag"/bench-placement/*.txt "$results/placement-${topology#bench-}/" \
+			2>/dev/null || true
+		[ -z "$extra" ] || cp "$build/vm-out/$tag/$extra"/*.txt "$results/" 2>/dev/null || true
+		log "guest $topology: $scenarios $extra: done"
 	}
-	if $parallel; then
-		host_part &
-		host_job=$!
-		guest_part bench-2node bench-throughput &
-		guest2_job=$!
-		# Both guests stage their initramfs in the same build directory:
-		# the second starts once the first guest has booted from its own.
+	# numad waits for several samples before its first move, longer than
+	# the runs above: the misplaced task once more over a minute.
+	long_part() {
+		log "guest bench-2node: misplaced over 60 s"
+		BENCH_SECONDS=60 BENCH_SCENARIOS=misplaced BENCH_SYSTEMS="numad numad-i5 numaplaced" \
+			"$bench/vm-bench.sh" --build-dir "$build" --topology bench-2node --timeout 1800 \
+			bench-placement >"$results/vm-bench-2node-60s.log" 2>&1 ||
+			log "guest bench-2node, 60 s: a scenario failed"
+		mkdir -p "$results/placement-2node-60s"
+		cp "$build"/vm-out/bench-2node-bench-placement/bench-placement/*.txt \
+			"$results/placement-2node-60s/" 2>/dev/null || true
+		log "guest bench-2node, 60 s: done"
+	}
+	# Guests of one build directory stage their initramfs in the same
+	# place: the next one starts once the last one has booted from its own.
+	wait_booted() {
 		tries=0
-		until grep -q 'vm: booted' "$results/vm-bench-2node.log" 2>/dev/null ||
-			[ $tries -ge 600 ]; do
+		until grep -q 'vm: booted' "$results/vm-$1.log" 2>/dev/null || [ $tries -ge 900 ]; do
 			sleep 1
 			tries=$((tries + 1))
 		done
-		guest_part bench-4node bench-spawn &
-		wait $host_job $guest2_job $!
-		echo "run: host and both guests at the same time (--parallel)" >>"$results/machine.txt"
+	}
+	first="misplaced compete big"
+	second="spread shift"
+	if $parallel; then
+		host_part &
+		jobs_started=$!
+		guest_part bench-2node "$first" bench-throughput &
+		jobs_started="$jobs_started $!"
+		wait_booted bench-2node-bench-placement+bench-throughput
+		guest_part bench-4node "$first" bench-spawn &
+		jobs_started="$jobs_started $!"
+		wait_booted bench-4node-bench-placement+bench-spawn
+		{ guest_part bench-2node "$second" && long_part; } &
+		jobs_started="$jobs_started $!"
+		wait_booted bench-2node-bench-placement
+		guest_part bench-4node "$second" &
+		# shellcheck disable=SC2086
+		wait $jobs_started $!
+		echo "run: host and four guests at the same time (--parallel)" >>"$results/machine.txt"
 	else
 		host_part
-		guest_part bench-2node bench-throughput
-		guest_part bench-4node bench-spawn
+		guest_part bench-2node "$first $second" bench-throughput
+		guest_part bench-4node "$first $second" bench-spawn
+		long_part
 		echo "run: host, then each guest (sequential)" >>"$results/machine.txt"
 	fi
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"

@@ -86,6 +86,11 @@ bench_affinity() {
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
+	for pid in $(pidof numad); do
+		# A killed numad stays a zombie until init reaps it.
+		[ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] ||
+			np_fail "a numad from an earlier run is still running"
+	done
 	case $1 in
 	none) ;;
 	kernel) np_numa_balancing 1 ;;
@@ -109,6 +114,15 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		[ -n "$PLACER_PID" ] || np_fail "numad did not start: $(cat numad.out)"
+		# pidof may have caught the parent on its way out: the daemon
+		# writes its own pid once detached.
+		left=50
+		while [ $left -gt 0 ]; do
+			pid=$(cat /var/run/numad.pid 2>/dev/null)
+			[ -n "$pid" ] && [ -d "/proc/$pid" ] && { PLACER_PID=$pid; break; }
+			sleep 0.1
+			left=$((left - 1))
+		done
 		;;
 	numaplaced)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
@@ -143,6 +157,11 @@ bench_stop_system() {
 		done
 		kill -KILL "$PLACER_PID" 2>/dev/null
 		wait "${BENCH_UNSHARE_PID:-$PLACER_PID}" 2>/dev/null
+		# No numad may outlive its run: one left behind would place the
+		# tasks of every run after it.
+		for pid in $(pidof numad); do
+			kill -KILL "$pid" 2>/dev/null
+		done
 		# The placer's own account of what it did, for the record.
 		for log in numad.out /var/log/numad.log numaplaced.log; do
 			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n "${BENCH_LOG_LINES:-40}"

@@ -133,9 +133,16 @@ run_one() {
 }
 
 echo "bench: $NODE_COUNT nodes of $node_mib MiB, far node $FAR_NODE, $seconds s per run"
-for scenario in $scenarios; do
-	for system in $systems; do
-		echo "bench: $scenario under $system"
-		run_one "$scenario" "$system"
+# BENCH_RUNS, "SCENARIO:SYSTEM ...", picks single runs instead.
+runs=${BENCH_RUNS:-}
+if [ -z "$runs" ]; then
+	for scenario in $scenarios; do
+		for system in $systems; do
+			runs="$runs $scenario:$system"
+		done
 	done
+fi
+for pair in $runs; do
+	echo "bench: ${pair%%:*} under ${pair#*:}"
+	run_one "${pair%%:*}" "${pair#*:}"
 done
