@@ -23,6 +23,32 @@
 #include "metrics.h"
 #include "notify.h"
 
+/*
+ * SIGTERM and SIGINT must be seen inside a cycle too, where the loop does not
+ * run: a migration in progress asks between batches. So these two get a
+ * handler of our own that raises a flag (the one piece of global state:
+ * a signal handler has nowhere else to put it) and wakes the loop through a
+ * pipe; libevent handles the other signals.
+ */
+static volatile sig_atomic_t stop_signal;
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig)
+{
+	int saved = errno;
+
+	stop_signal = sig;
+	if (write(stop_pipe[1], "", 1) < 0) {
+		/* Full or closed: the flag alone will do. */
+	}
+	errno = saved;
+}
+
+static bool stop_requested(void *data)
+{
+	return stop_signal != 0;
+}
+
 struct daemon {
 	const struct np_daemon_options *opts;
 	struct np_config cfg;
@@ -32,7 +58,7 @@ struct daemon {
 	struct np_engine *engine;
 	struct event_base *base;
 	struct event *tick;
-	struct event *sig_hup, *sig_term, *sig_int, *sig_usr1;
+	struct event *sig_hup, *sig_usr1, *stop_event;
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
 	FILE *record;
@@ -160,11 +186,33 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		summary(d);
 		break;
 	default:
-		np_logger_log(d->log, LOG_NOTICE, "%s: stopping", strsignal((int)sig));
-		np_notify_stopping();
-		event_base_loopbreak(d->base);
 		break;
 	}
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	char buf[16];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	np_logger_log(d->log, LOG_NOTICE, "%s: stopping", strsignal((int)stop_signal));
+	np_notify_stopping();
+	event_base_loopbreak(d->base);
+}
+
+static int catch_stop_signals(struct daemon *d)
+{
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+
+	if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return -errno;
+	d->stop_event = event_new(d->base, stop_pipe[0], EV_READ | EV_PERSIST, on_stop, d);
+	return d->stop_event && event_add(d->stop_event, NULL) == 0 ? 0 : -ENOMEM;
 }
 
 static int render_metrics(void *data, struct evbuffer *out)
@@ -192,7 +240,10 @@ static int add_signal(struct daemon *d, struct event **ev, int sig)
 
 static int setup(struct daemon *d)
 {
-	struct np_engine_params params = {.dry_run = d->opts->dry_run};
+	struct np_engine_params params = {
+		.dry_run = d->opts->dry_run,
+		.should_stop = stop_requested,
+	};
 	const char *why = NULL;
 	int err;
 
@@ -233,9 +284,11 @@ static int setup(struct daemon *d)
 	d->tick = evtimer_new(d->base, on_tick, d);
 	if (!d->tick || np_logger_attach(d->log, d->base))
 		return -ENOMEM;
-	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_term, SIGTERM) ||
-	    add_signal(d, &d->sig_int, SIGINT) || add_signal(d, &d->sig_usr1, SIGUSR1))
+	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_usr1, SIGUSR1))
 		return -ENOMEM;
+	err = catch_stop_signals(d);
+	if (err)
+		return err;
 	if (d->cfg.metrics_listen && *d->cfg.metrics_listen) {
 		err = np_metrics_start(d->base, d->cfg.metrics_listen, render_metrics, d,
 				       &d->metrics, &why);
@@ -260,10 +313,15 @@ static void teardown(struct daemon *d)
 	np_metrics_free(d->metrics);
 	if (d->tick)
 		event_free(d->tick);
-	struct event *sigs[] = {d->sig_hup, d->sig_term, d->sig_int, d->sig_usr1};
+	struct event *sigs[] = {d->sig_hup, d->sig_usr1, d->stop_event};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (sigs[i])
 			event_free(sigs[i]);
+	for (int i = 0; i < 2; i++) {
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
+		stop_pipe[i] = -1;
+	}
 	/* The logger's timer lives on the base: the logger goes first. */
 	np_logger_route_libnuma(NULL);
 	np_logger_free(d->log);

@@ -184,6 +184,8 @@ struct np_actuator {
 	struct np_stats *stats;
 	bool dry;
 	const struct np_actuator_sys *sys;
+	bool (*should_stop)(void *data);
+	void *stop_data;
 	np_clock_fn clock;
 	void *clock_data;
 	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
@@ -242,6 +244,8 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->sys = params->sys ? params->sys : &kernel_sys;
 	act->clock = params->clock ? params->clock : monotonic_ns;
 	act->clock_data = params->clock ? params->clock_data : NULL;
+	act->should_stop = params->should_stop;
+	act->stop_data = params->stop_data;
 	act->batch_target_ns =
 	    (params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
 	    NS_PER_MS;
@@ -777,6 +781,18 @@ static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elaps
 }
 
 /* Move the batches of one looked-up chunk. Returns 0 or -errno. */
+/* The daemon wants out: end the action here, as if its budget were spent. */
+static bool stop_requested(struct move_state *ms)
+{
+	struct np_actuator *act = ms->act;
+
+	if (!act->should_stop || !act->should_stop(act->stop_data))
+		return false;
+	ms->res->budget_exhausted = true;
+	ms->stop = true;
+	return true;
+}
+
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
 {
 	struct np_actuator *act = ms->act;
@@ -805,6 +821,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 				ms->stop = true;
 				return 0;
 			}
+			if (stop_requested(ms))
+				return 0;
 			if (pidfd_exited(act->tasks[ms->idx].pidfd))
 				return -ESRCH;
 			for (unsigned i = 0; i < b.count; i++)
@@ -838,7 +856,8 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 
 	/* Stop once numa_maps' count is found: the rest of the range is what
 	 * it said was already in place. */
-	for (uint64_t addr = c->start; addr < c->end && !ms->stop && found < c->misplaced;) {
+	for (uint64_t addr = c->start;
+	     addr < c->end && !ms->stop && found < c->misplaced && !stop_requested(ms);) {
 		uint64_t left = (c->end - addr) / c->page_bytes;
 		unsigned n = left < act->query_pages ? (unsigned)left : act->query_pages;
 		struct np_page_plan plan;

@@ -56,6 +56,11 @@ struct np_actuator_params {
 	np_clock_fn clock;	    /* NULL: CLOCK_MONOTONIC */
 	void *clock_data;
 	const struct np_actuator_sys *sys; /* NULL: np_actuator_sys_kernel() */
+	/* Asked before each lookup and each batch: true abandons the rest of
+	 * the action, keeping what was moved counted (the daemon answers
+	 * SIGTERM this way mid-action). NULL: never. */
+	bool (*should_stop)(void *data);
+	void *stop_data;
 };
 
 /* Defaults for every field (the clock and calls are the real ones). */

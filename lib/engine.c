@@ -39,6 +39,8 @@ struct np_engine {
 	struct np_actuator *act;
 	unsigned stats_nodes; /* nodes the stats were made for */
 
+	bool (*should_stop)(void *data);
+	void *stop_data;
 	np_engine_observer_fn observer;
 	void *observer_data;
 
@@ -147,6 +149,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->dry_run = params->dry_run;
 	engine->report = params->report;
 	engine->report_min_rss_bytes = params->report_min_rss_bytes;
+	engine->should_stop = params->should_stop;
+	engine->stop_data = params->stop_data;
 	err = config_copy(&engine->cfg, cfg);
 	if (err)
 		goto fail;
@@ -171,6 +175,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 		goto fail;
 	np_actuator_params_init(&aparams);
 	aparams.migrate_rate_mb_s = engine->cfg.migrate_rate_mb_s;
+	aparams.should_stop = params->should_stop;
+	aparams.stop_data = params->stop_data;
 	err = engine->dry_run
 		      ? np_actuator_new_dry(engine->ctx, engine->stats, &aparams, &engine->act)
 		      : np_actuator_new_real(engine->ctx, engine->stats, &aparams, &engine->act);
@@ -681,6 +687,9 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 		struct task_state *st = find_state(engine, rt->task.pid);
 		enum np_skip_reason skip;
 		enum np_scan_outcome outcome;
+
+		if (engine->should_stop && engine->should_stop(engine->stop_data))
+			break;
 
 		rt->action = actions[i];
 		rt->has_decision = true;

@@ -29,6 +29,10 @@ struct np_engine_params {
 	 * daemon would not read yet, which say why). */
 	bool report;
 	uint64_t report_min_rss_bytes;
+	/* Asked between actions and between migration batches: true ends the
+	 * cycle early (the daemon's SIGTERM). NULL: never. */
+	bool (*should_stop)(void *data);
+	void *stop_data;
 };
 
 /* Create an engine with @cfg (copied). Returns 0 or -errno; a live context is
