@@ -29,6 +29,7 @@ min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500
 scan_period_min_ms = 500
+scan_period_max_ms = 2000
 node_mem_headroom_percent = 50
 metrics_listen = 127.0.0.1:0
 log_level = info

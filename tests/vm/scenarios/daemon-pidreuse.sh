@@ -69,6 +69,10 @@ np_daemon_stop
 echo "daemon-pidreuse: pid $a reused at attempt $reused; B: node 0 pages $b_node0 -> $b_node0_after" \
 	"(node 1: $b_node1), affinity $affinity -> $affinity_after;" \
 	"$failed move_pages ESRCH failures, $vanished vanished skips"
-[ "$b_node0_after" -le "$b_node0" ] || np_fail "pages of B, the pid's new owner, were moved to node 0"
+# B runs on node 1 with its memory there, so a page or two of its own new
+# allocations may still land on node 0 (shared pages, page-table-adjacent
+# faults); a move of B would take its thousands of node-1 pages.
+[ $((b_node0_after - b_node0)) -le $((b_node1 / 100)) ] ||
+	np_fail "pages of B, the pid's new owner, were moved to node 0"
 [ "$affinity_after" = "$affinity" ] || np_fail "B's affinity changed"
 [ $((failed + vanished)) -gt 0 ] || np_fail "A's end during the action was not counted"
