@@ -12,8 +12,10 @@ hog=$NP_HOG_PID
 np_numa_balancing 1
 cat >/tmp/report.conf <<CONF
 min_rss_mb = 32
+min_cpu_percent = 0
 CONF
 np_daemon_start <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_period_min_ms = 500

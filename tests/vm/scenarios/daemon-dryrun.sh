@@ -23,6 +23,7 @@ snapshot() {
 
 snapshot >/tmp/before.txt
 np_daemon_start --dry-run <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500

@@ -25,7 +25,7 @@
 np_numa_balancing 0
 np_loopback_up
 hog_start=$(np_ms)
-np_start_misplaced_hog /tmp/hog.out --mib 64 --pause-ms 50
+np_start_misplaced_hog /tmp/hog.out --mib 64 --pause-ms 10
 hog=$NP_HOG_PID
 affinity=$(np_affinity "$hog")
 echo "hog $hog: 64 MiB on node 1, threads on node 0 ($affinity), ready after $(($(np_ms) - hog_start)) ms"

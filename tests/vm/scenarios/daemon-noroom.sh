@@ -25,6 +25,7 @@ np_wait_ready /tmp/filler.out 120
 echo "filler $filler: $filler_mib MiB bound to node 0;" \
 	"$(awk '/MemFree/ { print $4 }' /sys/devices/system/node/node0/meminfo) KiB free of $total_kib"
 np_daemon_start <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500

@@ -21,6 +21,7 @@ np_numa_balancing 0
 np_loopback_up
 echo 0 >/proc/sys/kernel/randomize_va_space
 np_daemon_start <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500

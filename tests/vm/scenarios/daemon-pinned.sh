@@ -17,6 +17,7 @@ migratepages "$hog" 0 1 || np_fail "migratepages failed"
 [ "$(np_percent_on_node "$hog" 1)" -ge 90 ] || np_fail "hog memory not on node 1"
 affinity=$(np_affinity "$hog")
 np_daemon_start <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500

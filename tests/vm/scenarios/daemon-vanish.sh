@@ -12,6 +12,7 @@
 np_numa_balancing 0
 np_loopback_up
 np_daemon_start <<CONF
+min_cpu_percent = 0
 min_rss_mb = 32
 tick_ms = 100
 scan_delay_ms = 500
