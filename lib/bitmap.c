@@ -136,7 +136,7 @@ int np_bitmap_parse_list(struct np_bitmap *b, const char *s, size_t len)
 	return 0;
 }
 
-static int hex_value(char c)
+int np_hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -163,7 +163,7 @@ int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len)
 
 		if (c == ',')
 			continue;
-		v = hex_value(c);
+		v = np_hex_value(c);
 		if (v < 0)
 			return -EINVAL;
 		digits = true;

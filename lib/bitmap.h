@@ -37,6 +37,9 @@ int np_bitmap_next(const struct np_bitmap *b, unsigned from);
  * at or above NP_MAX_CPUS). */
 int np_bitmap_parse_list(struct np_bitmap *b, const char *s, size_t len);
 
+/* The value of one hex digit, or -1 (shared by the mask and trace parsers). */
+int np_hex_value(char c);
+
 /* Parse the kernel's hex mask format ("ff,ffffffff"). Returns 0 or -EINVAL /
  * -ERANGE. */
 int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len);

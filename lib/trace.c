@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "trace.h"
 
+#include "bitmap.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -144,17 +146,6 @@ static int expect_end(struct parser *ps)
 	return 0;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The rest of the line, unescaped. */
 static int parse_comm(struct parser *ps, char *comm)
 {
@@ -166,8 +157,8 @@ static int parse_comm(struct parser *ps, char *comm)
 		int ch = (unsigned char)*c;
 
 		if (ch == '\\') {
-			int hi = ps->end - c >= 4 && c[1] == 'x' ? hex_digit(c[2]) : -1;
-			int lo = hi >= 0 ? hex_digit(c[3]) : -1;
+			int hi = ps->end - c >= 4 && c[1] == 'x' ? np_hex_value(c[2]) : -1;
+			int lo = hi >= 0 ? np_hex_value(c[3]) : -1;
 
 			if (lo < 0)
 				return parse_error(ps, "bad escape in comm \"%.*s\"",
