@@ -807,8 +807,17 @@ static void test_identity(void)
 	reap(child);
 	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
 	/* A fresh process that might have got the pid: the (pid, start) we
-	 * hold is refused whatever now answers to the pid. */
+	 * hold is refused whatever now answers to the pid. Start times count
+	 * clock ticks; one begun in the same tick as the child would be the
+	 * child as far as any reader of /proc can tell, and a pid is not
+	 * reused that fast, so the stand-in starts in a later tick. */
 	other = spawn_child(1);
+	for (int tries = 0; tries < 100 && read_start_ticks(other) == task.start_ticks; tries++) {
+		reap(other);
+		usleep(2000);
+		other = spawn_child(1);
+	}
+	CHECK(read_start_ticks(other) != task.start_ticks);
 	task.pid = other;
 	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
 	reap(other);
