@@ -567,12 +567,10 @@ static void locate(const struct np_engine *engine, const struct np_report *snap,
 		.nr_node_slots = rt->nr_node_slots,
 		.hist = hist,
 	};
-	unsigned percent;
+	double locality;
 
-	/* The exact share, not the policy's whole percent. */
-	if (np_policy_locate(&m, &engine->cfg, &pt, &rt->run_node, &rt->home_node, &percent) &&
-	    rt->home_node >= 0 && (unsigned)rt->home_node < rt->nr_node_slots && rt->total_bytes)
-		rt->locality = (double)rt->node_bytes[rt->home_node] / (double)rt->total_bytes;
+	if (np_policy_locate(&m, &engine->cfg, &pt, &rt->run_node, &rt->home_node, &locality))
+		rt->locality = locality;
 }
 
 /* Read the memory of the picked tasks (and, for the report, of every shown

@@ -92,6 +92,8 @@ struct sample {
 	unsigned nr_mem_ok, nr_cpu_ok;
 	int thread_idx;		       /* node index where most thread time is */
 	int home_idx;		       /* memory node for thread_idx */
+	double locality;	       /* share of its memory local to the threads using it */
+	bool threads_split;	       /* its thread time is on more than one node */
 	int biggest_idx;	       /* node index holding the most bytes */
 	bool pinned;		       /* its allowed CPUs are all on one node */
 	bool can_narrow;	       /* the policy may set its affinity */
@@ -397,6 +399,59 @@ static int home_node(const struct view *v, const struct sample *s, int cpu_idx)
 	return best;
 }
 
+/*
+ * Which of a task's memory its threads find local. Each node's share of the
+ * thread time is matched against the pages on that node's home node: a task
+ * with half its thread time on each of two nodes and half its pages beside
+ * each half is all local, as first touch leaves the data of threads that
+ * stay on their nodes. What is left of each side is the remote part: the
+ * unmatched thread time reaches the unmatched pages. With all thread time on
+ * one node, the local share is that of the pages on its home node.
+ */
+struct match {
+	double local;		      /* share of the pages matched to their threads */
+	double local_cost;	      /* their latency, weighted by share */
+	double want[NP_MAX_NODES];    /* thread-time share left unmatched, per node */
+	double have[NP_MAX_NODES];    /* page share left unmatched, per node */
+	double have_offline;	      /* share on nodes that are not online */
+};
+
+static void match_local(const struct view *v, const struct sample *s, struct match *mt)
+{
+	const struct np_topology *topo = v->topo;
+
+	memset(mt, 0, sizeof(*mt));
+	for (int j = 0; j < (int)topo->nr_nodes; j++)
+		mt->have[j] = (double)s->bytes[j] / (double)s->total;
+	mt->have_offline = (double)s->offline_bytes / (double)s->total;
+	if (s->total_weight == 0)
+		return;
+	for (int i = 0; i < (int)topo->nr_nodes; i++) {
+		int home = s->weight[i] > 0 ? home_node(v, s, i) : -1;
+		double w = s->weight[i] / s->total_weight, m;
+
+		if (home < 0) {
+			mt->want[i] = w;
+			continue;
+		}
+		m = w < mt->have[home] ? w : mt->have[home];
+		mt->have[home] -= m;
+		mt->want[i] = w - m;
+		mt->local += m;
+		mt->local_cost += m * dist(topo, i, home);
+	}
+}
+
+static double locality_of(const struct view *v, const struct sample *s)
+{
+	struct match mt;
+
+	if (s->total_weight == 0)
+		return s->home_idx >= 0 ? (double)s->bytes[s->home_idx] / (double)s->total : 0;
+	match_local(v, s, &mt);
+	return mt.local;
+}
+
 /* Build the per-index view of one task. Returns false when it has no bytes
  * on any node. */
 static bool sample_task(const struct view *v, const struct np_config *cfg,
@@ -512,7 +567,16 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		}
 	}
 	s->home_idx = home_node(v, s, s->thread_idx);
+	s->threads_split = s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight;
+	s->locality = locality_of(v, s);
 	return true;
+}
+
+/* Rounded down like percent(); the epsilon keeps a sum of shares that is
+ * exactly 0.9 from reading as 89. */
+static unsigned locality_percent(const struct sample *s)
+{
+	return (unsigned)(s->locality * 100.0 + EPSILON);
 }
 
 /* ---- costs ---- */
@@ -523,24 +587,33 @@ static double load_penalty(double load)
 }
 
 /* The steady state of the task as it is now: average latency, in times
- * local, plus, when the policy may move threads, the load they suffer.
- * Pages on nodes that are not online are charged the largest distance. */
+ * local, plus, when the policy may move threads, the load they suffer. The
+ * matched part (match_local) is local; the rest of each node's thread time
+ * reaches the unmatched pages in proportion. Pages on nodes that are not
+ * online are charged the largest distance. */
 static double current_cost(const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
-	double cost = 0, far = max_dist(topo);
+	double cost, far = max_dist(topo), rest;
+	struct match mt;
 
 	if (s->total_weight == 0)
 		return far;
+	match_local(v, s, &mt);
+	cost = mt.local_cost;
+	rest = mt.have_offline;
+	for (int j = 0; j < (int)topo->nr_nodes; j++)
+		rest += mt.have[j];
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
-		if (s->weight[i] == 0)
-			continue;
-		double share = s->weight[i] / s->total_weight, access = 0;
+		double share = s->weight[i] / s->total_weight, access = mt.have_offline * far;
 
-		for (int j = 0; j < (int)topo->nr_nodes; j++)
-			access += (double)s->bytes[j] * dist(topo, i, j);
-		access += (double)s->offline_bytes * far;
-		cost += share * access / (double)s->total;
+		if (share == 0)
+			continue;
+		if (mt.want[i] > EPSILON && rest > EPSILON) {
+			for (int j = 0; j < (int)topo->nr_nodes; j++)
+				access += mt.have[j] * dist(topo, i, j);
+			cost += mt.want[i] * access / rest;
+		}
 		if (s->can_narrow)
 			cost += share * load_penalty(view_busy(v, i));
 	}
@@ -714,22 +787,31 @@ static void commit_target(struct np_policy_history *h, int target)
 
 /* ---- the decision ---- */
 
+/* The nodes where its threads have run. */
+static struct list_text thread_nodes(const struct view *v, const struct sample *s)
+{
+	struct np_bitmap nodes;
+
+	np_bitmap_zero(&nodes);
+	for (int i = 0; i < (int)v->topo->nr_nodes; i++)
+		if (s->weight[i] > 0)
+			np_bitmap_set(&nodes, (unsigned)v->topo->nodes[i].id);
+	return list_text(&nodes);
+}
+
 static void describe_place(char *buf, size_t len, const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
 	const char *threads;
 
-	char split[32];
-
-	if (s->pinned) {
-		threads = "threads pinned to";
-	} else if (s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight) {
-		snprintf(split, sizeof(split), "%u%% of thread time on",
-			 (unsigned)(s->weight[s->thread_idx] * 100.0 / s->total_weight));
-		threads = split;
-	} else {
-		threads = "threads on";
+	if (s->threads_split) {
+		/* Pages beside each group of threads count: one node's share
+		 * would say little. */
+		snprintf(buf, len, "%u%% of %s beside its threads on nodes %s",
+			 locality_percent(s), size_text(s->total).s, thread_nodes(v, s).s);
+		return;
 	}
+	threads = s->pinned ? "threads pinned to" : "threads on";
 	/* "only" when the biggest share is already at home, just not enough. */
 	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
 		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
@@ -872,14 +954,14 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	unsigned n, locality;
 	int pref_idx;
 	double now;
-	char place[96], verb[96], why[96] = "";
+	char place[NP_REASON_TEXT_MAX], verb[96], why[96] = "";
 
 	describe_place(place, sizeof(place), v, s);
 	if (s->nr_mem_ok == 0) {
 		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: no node it may use has memory", place);
 		return;
 	}
-	locality = s->home_idx >= 0 ? percent(s->bytes[s->home_idx], s->total) : 0;
+	locality = locality_percent(s);
 	a->locality_percent = locality;
 
 	/* Exactly one possible place, and everything is there: nothing to
@@ -889,6 +971,11 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
 		    "all %s on node %d, the only node allowed to hold it", size_text(s->total).s,
 		    topo->nodes[s->home_idx].id);
+		return;
+	}
+	if (locality >= cfg->locality_target_percent && s->threads_split) {
+		record_look(h, topo->nodes[s->home_idx].id);
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "%s", place);
 		return;
 	}
 	if (locality >= cfg->locality_target_percent) {
@@ -1078,7 +1165,7 @@ static void plan(const struct view *v, const struct np_config *cfg, const struct
 
 bool np_policy_locate(const struct np_policy_machine *m, const struct np_config *cfg,
 		      const struct np_policy_task *t, int *thread_node, int *home_node,
-		      unsigned *locality_percent)
+		      double *locality)
 {
 	struct view v = {.m = m, .topo = m->topo};
 	struct np_policy_history scratch;
@@ -1086,7 +1173,7 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 	bool ok;
 
 	*thread_node = *home_node = -1;
-	*locality_percent = 0;
+	*locality = 0;
 	if (!s)
 		return false;
 	/* sample_task may update the history; the caller's stays untouched. */
@@ -1098,10 +1185,9 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 	if (ok) {
 		if (s->thread_idx >= 0)
 			*thread_node = m->topo->nodes[s->thread_idx].id;
-		if (s->home_idx >= 0) {
+		if (s->home_idx >= 0)
 			*home_node = m->topo->nodes[s->home_idx].id;
-			*locality_percent = percent(s->bytes[s->home_idx], s->total);
-		}
+		*locality = s->locality;
 	}
 	free(s);
 	return ok;

@@ -64,7 +64,7 @@ struct np_action {
 	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
 	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
 	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
-	unsigned locality_percent;     /* % of its memory on its threads' home node, rounded down */
+	unsigned locality_percent;     /* % of its memory local to its threads (np_policy_locate) */
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 
@@ -146,13 +146,16 @@ int np_policy_decide_all(const struct np_policy_machine *m, const struct np_conf
  * Where the policy sees a task: @thread_node, the node where most of its
  * threads' CPU time is (-1 when unknown); @home_node, the node its memory
  * should be on (the thread node, or the nearest one that may hold it); and
- * the share of its memory there. For the report, so that it shows what the
- * decision is based on. Leaves the history alone. Returns false when the
- * task has no memory data.
+ * @locality, the share (0..1) of its memory local to the threads that use
+ * it: with all thread time on one node, the share on home_node; with thread
+ * time split over nodes, each node's share of it matched against the pages
+ * beside it. For the report, so that it shows what the decision is based
+ * on. Leaves the history alone. Returns false when the task has no memory
+ * data.
  */
 bool np_policy_locate(const struct np_policy_machine *m, const struct np_config *cfg,
 		      const struct np_policy_task *t, int *thread_node, int *home_node,
-		      unsigned *locality_percent);
+		      double *locality);
 
 /* Stable machine name of a reason ("misplaced", "too-young", ...). */
 const char *np_reason_name(enum np_reason reason);

@@ -23,7 +23,7 @@ struct np_report_task {
 	int run_node;             /* node with most of its threads' CPU time, or -1 */
 	int home_node;            /* node its memory should be on (run_node, or the
 				     nearest node with memory), or -1 */
-	double locality;          /* share of its memory on home_node, 0..1 */
+	double locality;          /* share of its memory local to its threads, 0..1 */
 	bool has_decision;        /* action holds what the daemon would do */
 	struct np_action action;
 	bool picked;              /* the scheduler would read it now */
