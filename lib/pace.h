@@ -63,9 +63,10 @@ struct np_call_model {
 /* Add a call of @pages that took @elapsed_ns. */
 void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed_ns);
 
-/* The call size for @target_ns: what fits beside the fixed cost, or, when
- * the fixed cost takes half the target or more, the size at which it is
- * half of each call. 0 until calls of different sizes give a fit. */
+/* The call size for @target_ns: what fits beside the fixed cost; calls
+ * stretch (up to four times the target) so that the fixed cost stays under
+ * 5% of each, and when it would still be over half, to where it is half.
+ * 0 until calls of different sizes give a fit. */
 unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns);
 
 /* The next batch size: scaled so a call of @batch pages that took
