@@ -3,11 +3,11 @@
  * How fast pages move between two nodes, and how long the target is held up
  * per call, by the ways numaplaced could move them:
  *   (a) one move_pages call for every page,
- *   (b) the actuator's path (numa_maps, lookups, batches near 20 ms),
+ *   (b) the actuator's path (numa_maps, lookups, batches of 20-80 ms),
  *   (c) one migrate_pages call for the whole process,
  * plus raw move_pages batches of fixed sizes for reference. Each run maps
- * fresh memory, faults it in on node A and moves it to node B; medians of
- * a few runs are printed with ratios to (a).
+ * fresh memory, faults it in on node A and moves it to node B, each run
+ * starting with another method; medians are printed with ratios to (a).
  *
  *   bench-migrate [PAGES [NODE_A NODE_B [RUNS]]]   (100000 pages, 0 -> 1, 3 runs)
  *
@@ -128,7 +128,7 @@ static double raw_batches(char *mem, unsigned long pages, int node, unsigned lon
 }
 
 /* The actuator's calls, timed; lookups (no target nodes) apart. */
-static double longest_call_ms, longest_lookup_ms;
+static double longest_call_ms, longest_lookup_ms, call_ms, lookup_ms;
 
 static long timed_move_pages(void *data, int pid, unsigned long count, void **pages,
 			     const int *nodes, int *status)
@@ -138,6 +138,7 @@ static long timed_move_pages(void *data, int pid, unsigned long count, void **pa
 	double t = now_ms() - t0;
 	double *longest = nodes ? &longest_call_ms : &longest_lookup_ms;
 
+	*(nodes ? &call_ms : &lookup_ms) += t;
 	if (t > *longest)
 		*longest = t;
 	return r;
@@ -231,7 +232,10 @@ int main(int argc, char **argv)
 	       (double)pages * PAGE / (1 << 20), node_a, node_b, runs);
 
 	for (int run = 0; run < runs; run++) {
-		for (unsigned k = 0; k < nr_methods; k++) {
+		/* Each run starts with another method, so none always follows
+		 * the same one (whose freed memory it would reuse). */
+		for (unsigned j = 0; j < nr_methods; j++) {
+			unsigned k = (j + (unsigned)run) % nr_methods;
 			char *mem = map_on_node(pages, node_a);
 			unsigned long on_a;
 			double t0;
@@ -259,8 +263,7 @@ int main(int argc, char **argv)
 				params.migrate_rate_mb_s = 0;
 				params.allow_migrate_pages = false;
 				params.sys = &timed_sys;
-				longest_call_ms = 0;
-				longest_lookup_ms = 0;
+				longest_call_ms = longest_lookup_ms = call_ms = lookup_ms = 0;
 				if (np_stats_new(NULL, &stats) ||
 				    np_actuator_new_real(ctx, stats, &params, &act)) {
 					fprintf(stderr, "bench-migrate: no actuator\n");
@@ -274,15 +277,15 @@ int main(int argc, char **argv)
 							    : longest_lookup_ms;
 				if (err)
 					fprintf(stderr, "actuator: %s\n", strerror(-err));
-				if (run == 0)
-					printf(
-					    "    (b) looked up %lu pages, moved %lu in %u calls, "
-					    "%lu left with errors; longest lookup %.1f ms, "
-					    "longest move %.1f ms\n",
-					    (unsigned long)res.pages_queried,
-					    (unsigned long)res.pages_moved, res.calls,
-					    (unsigned long)res.pages_failed, longest_lookup_ms,
-					    longest_call_ms);
+				printf("    (b) looked up %lu pages, moved %lu in %u calls, "
+				       "%lu left with errors; longest lookup %.1f ms, "
+				       "longest move %.1f ms; lookups %.1f ms, moves %.1f ms, "
+				       "the rest %.1f ms\n",
+				       (unsigned long)res.pages_queried,
+				       (unsigned long)res.pages_moved, res.calls,
+				       (unsigned long)res.pages_failed, longest_lookup_ms,
+				       longest_call_ms, lookup_ms, call_ms,
+				       m[k].ms[run] - lookup_ms - call_ms);
 				np_actuator_free(act);
 				np_stats_free(stats);
 			} else if (k == 2) {

@@ -346,6 +346,16 @@ def throughput_section(results):
                    f"{len(runs) - len(good)} left out of the median because less than 90% "
                    f"of the hog's pages were on node 0 before the move (its first touch "
                    f"fell elsewhere).")
+    for p in sizes:
+        ours = methods.get("(b) numaplaced batched path", {}).get(p, (None,))[0]
+        raw = [(v[p][0], n) for n, v in methods.items()
+               if not n.startswith("(b)") and p in v]
+        if ours is None or not raw:
+            continue
+        fastest, name = min(raw)
+        out.append(f"- {p:,} pages: numaplaced's path {ours:.0f} ms against the fastest raw "
+                   f"method here, {name.strip()}, {fastest:.0f} ms: ratio {ours / fastest:.2f} "
+                   f"(goal: 1.05 or less).")
     for n in notes:
         out.append(f"- {n}")
     return out

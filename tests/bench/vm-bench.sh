@@ -71,7 +71,7 @@ done
 cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
 BENCH_NUMAD=$numad_root/usr/bin/numad
 BENCH_MIGRATE=$build/tests/bench/bench-migrate
-BENCH_MIGRATE_RUNS=${BENCH_MIGRATE_RUNS:-3}
+BENCH_MIGRATE_RUNS=${BENCH_MIGRATE_RUNS:-5}
 BENCH_SECONDS=${BENCH_SECONDS:-20}
 BENCH_SCENARIOS="${BENCH_SCENARIOS:-}"
 BENCH_SYSTEMS="${BENCH_SYSTEMS:-}"

@@ -6,7 +6,7 @@
 . /np/scenarios/bench-lib.sh
 bench_topology
 np_numa_balancing 0
-runs=${BENCH_MIGRATE_RUNS:-3}
+runs=${BENCH_MIGRATE_RUNS:-5}
 out=/tmp/throughput.txt
 : >"$out"
 
