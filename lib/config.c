@@ -149,7 +149,7 @@ void np_config_init(struct np_config *cfg)
 	    .scan_delay_ms = 1000,
 	    .scan_period_min_ms = 1000,
 	    .scan_period_max_ms = 60000,
-	    .tick_ms = 250,
+	    .tick_ms = 1000,
 	    .scan_budget_mb = 4096,
 	    .min_rss_mb = 100,
 	    .min_cpu_percent = 5,

@@ -48,7 +48,7 @@ static void test_defaults(void)
 	CHECK_U64(cfg.scan_delay_ms, 1000);
 	CHECK_U64(cfg.scan_period_min_ms, 1000);
 	CHECK_U64(cfg.scan_period_max_ms, 60000);
-	CHECK_U64(cfg.tick_ms, 250);
+	CHECK_U64(cfg.tick_ms, 1000);
 	CHECK_U64(cfg.min_rss_mb, 100);
 	CHECK_INT(cfg.locality_target_percent, 90);
 	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
@@ -258,7 +258,7 @@ static void test_ordered_keys(void)
 		  "t.conf:2: scan_period_max_ms: 500 is less than scan_period_min_ms "
 		  "(1000, the default)");
 	CHECK_STR(only_error("scan_period_min_ms = 200\n"),
-		  "t.conf:1: scan_period_min_ms: 200 is less than tick_ms (250, the default)");
+		  "t.conf:1: scan_period_min_ms: 200 is less than tick_ms (1000, the default)");
 	CHECK_STR(only_error("scan_period_min_ms = 5000\nscan_period_max_ms = 5000\n"), "");
 	/* A refused value is not compared again. */
 	CHECK_STR(only_error("scan_period_max_ms = 50\n"),
