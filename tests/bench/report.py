@@ -25,13 +25,14 @@ SCENARIOS = {
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
 }
-SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced"]
+SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-node"]
 SYSTEM_LABELS = {
     "none": "no balancing",
     "kernel": "kernel numa_balancing=1",
     "numad": "numad (defaults)",
     "numad-i5": "numad -i 5",
     "numaplaced": "numaplaced (defaults)",
+    "numaplaced-node": "numaplaced, affinity = node",
 }
 PAGE = 4096
 

@@ -83,6 +83,8 @@ bench_affinity() {
 #   numad       Debian's numad with its defaults
 #   numad-i5    numad -i 5 (re-evaluates at most every 5 s)
 #   numaplaced  numaplaced --foreground with the shipped config (its defaults)
+#   numaplaced-node  the same with affinity = node (it may narrow threads, as
+#               numad does)
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -124,11 +126,16 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		;;
-	numaplaced)
+	numaplaced | numaplaced-node)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
 		# the guest) sets nothing: every key at its default.
+		conf=/etc/numaplaced/numaplaced.conf
+		if [ "$1" = numaplaced-node ]; then
+			conf=/tmp/numaplaced-node.conf
+			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = node"; } >"$conf"
+		fi
 		# shellcheck disable=SC2086
-		numaplaced --foreground ${BENCH_NUMAPLACED_ARGS:-} \
+		numaplaced --foreground --config "$conf" ${BENCH_NUMAPLACED_ARGS:-} \
 			>numaplaced.log 2>&1 &
 		PLACER_PID=$!
 		sleep 0.2
