@@ -1,7 +1,9 @@
 #!/bin/sh
 # The kernel's slow-start experiment, replayed for numaplaced on this host:
-# kbuild (a clean build of this project's library and daemon, ninja -j2) and
-# hackbench (perf bench sched messaging), each under three configurations,
+# kbuild (clean builds of this project's library and daemon, ninja -j2,
+# BENCH_KBUILD_REPEAT of them back to back per run) and hackbench (perf bench
+# sched messaging, BENCH_HACKBENCH_REPEAT times per run), each under three
+# configurations,
 #   A  no daemon
 #   B  numaplaced --foreground, scan_delay_ms = 0
 #   C  numaplaced --foreground, scan_delay_ms = 1000
@@ -21,7 +23,12 @@ runs=${3:-10}
 port=${BENCH_METRICS_PORT:-19464}
 daemon_bin=$build/daemon/numaplaced
 work=$build/bench-host
-hackbench_args=${BENCH_HACKBENCH_ARGS:--p -g 4 -l 30}
+hackbench_args=${BENCH_HACKBENCH_ARGS:--p -g 10 -l 300}
+# One build of this project takes under a second on a quiet host, one
+# hackbench of the size above under one: each run repeats them back to back
+# so that a run lasts several seconds, many daemon ticks.
+kbuild_repeat=${BENCH_KBUILD_REPEAT:-8}
+hackbench_repeat=${BENCH_HACKBENCH_REPEAT:-5}
 [ -x "$daemon_bin" ] || { echo "$0: no $daemon_bin" >&2; exit 2; }
 command -v perf >/dev/null || { echo "$0: perf is missing (apt-get install linux-perf)" >&2; exit 2; }
 
@@ -95,18 +102,23 @@ stop_daemon() {
 }
 
 kbuild() {
-	ninja -C "$work/kbuild" -t clean >/dev/null
 	/usr/bin/time -f "elapsed_s %e user_s %U sys_s %S" -o "$work/time" \
-		ninja -C "$work/kbuild" -j2 daemon/numaplaced >/dev/null
+		sh -c 'i=0; while [ $i -lt "$2" ]; do
+			ninja -C "$1" -t clean >/dev/null &&
+			ninja -C "$1" -j2 daemon/numaplaced >/dev/null || exit 1
+			i=$((i + 1)); done' kbuild "$work/kbuild" "$kbuild_repeat"
 	tr -d '\n' <"$work/time"
 }
 
 hackbench() {
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2016
 	/usr/bin/time -f "elapsed_s %e user_s %U sys_s %S" -o "$work/time" \
-		perf bench sched messaging $hackbench_args >"$work/hackbench.out"
+		sh -c 'i=0; while [ $i -lt "$1" ]; do
+			perf bench sched messaging $2 || exit 1
+			i=$((i + 1)); done' hackbench "$hackbench_repeat" "$hackbench_args" \
+		>"$work/hackbench.out"
 	tr -d '\n' <"$work/time"
-	printf ' total_s %s' "$(awk '/Total time/ { print $3 }' "$work/hackbench.out")"
+	printf ' total_s %s' "$(awk '/Total time/ { t += $3 } END { print t }' "$work/hackbench.out")"
 }
 
 # A warm-up build so that the first timed one does not pay for cold caches.
