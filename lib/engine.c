@@ -658,7 +658,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 	struct np_policy_history *saved;
 	struct np_action *actions;
 	int *previous;
-	int err;
+	int err = 0;
 
 	if (!t->nr_samples)
 		return 0;
@@ -679,7 +679,13 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 		previous[i] = t->samples[i].hist->target_node;
 		saved[i] = *t->samples[i].hist;
 	}
-	err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
+	/* A report is a single look. It shows what the daemon would do if what
+	 * it sees now lasted: the looks a first move of threads that are not
+	 * pinned waits for go by on the same sample. */
+	for (unsigned k = 1; engine->report && !err && k < engine->cfg.hysteresis_periods; k++)
+		err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
+	if (!err)
+		err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
 	for (unsigned i = 0; !err && i < t->nr_samples; i++) {
 		struct np_report_task *rt = &snap->tasks[t->sample_entry[i]];
 		struct task_state *st = find_state(engine, rt->task.pid);

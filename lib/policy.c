@@ -740,7 +740,12 @@ static void record_look(struct np_policy_history *h, int proposal)
 }
 
 /*
- * May the task act toward node @target now? A first move may. Carrying on
+ * May the task act toward node @target now? A first move may when its
+ * threads are pinned to one node (@settled): they will be where they are
+ * now. Threads free to run anywhere are seen where they last ran, and the
+ * scheduler moves them about: moving their memory after one such sight
+ * chases them, so a first move needs hysteresis_periods looks in a row
+ * that agree on the node. Carrying on
  * toward the current target needs the last hysteresis_periods looks to have
  * agreed with it: inputs that alternate never get past this, so a task whose
  * samples flip every period moves once, not every period. Turning to another
@@ -749,12 +754,19 @@ static void record_look(struct np_policy_history *h, int proposal)
  * doubles, triples... with each past flip, so a task cannot ping-pong.
  */
 static bool admit(const struct np_policy_history *h, const struct np_config *cfg, int target,
-		  char *why, size_t len)
+		  bool settled, char *why, size_t len)
 {
 	unsigned periods = cfg->hysteresis_periods, backoff;
 
-	if (periods == 0 || h->target_node < 0)
+	if (periods == 0)
 		return true;
+	if (h->target_node < 0) {
+		if (settled || h->proposed_streak >= periods)
+			return true;
+		snprintf(why, len, "threads not pinned: node %d best for %u of %u looks needed",
+			 target, h->proposed_streak, periods);
+		return false;
+	}
 	if (target == h->target_node) {
 		if (h->looks_since_dispute >= periods)
 			return true;
@@ -922,7 +934,7 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 		    percent(inside, s->total), list_text(&a->target_nodes).s);
 		return;
 	}
-	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
+	if (!admit(h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS,
 		    "%s: would spread over nodes %s; holding: %s", place,
 		    list_text(&a->target_nodes).s, why);
@@ -1044,7 +1056,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		return;
 	}
 	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
-	if (!admit(h, cfg, a->target_node, why, sizeof(why))) {
+	if (!admit(h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
 		    verb, why);
 		a->move_pages = a->set_affinity = a->partial = false;
