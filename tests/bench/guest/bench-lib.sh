@@ -88,10 +88,16 @@ bench_affinity() {
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
+	# A killed numad stays a zombie until init reaps it, and takes a while
+	# to get there when the guest is busy: up to 10 s.
+	left=100
 	for pid in $(pidof numad); do
-		# A killed numad stays a zombie until init reaps it.
-		[ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null)" = Z ] ||
-			np_fail "a numad from an earlier run is still running"
+		while [ -d "/proc/$pid" ] &&
+			[ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null)" != Z ]; do
+			[ $left -gt 0 ] || np_fail "a numad from an earlier run is still running"
+			sleep 0.1
+			left=$((left - 1))
+		done
 	done
 	case $1 in
 	none) ;;
