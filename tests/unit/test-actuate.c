@@ -659,6 +659,55 @@ static int spawn_region_child(unsigned pages, unsigned step, uintptr_t *addr)
 	return pid;
 }
 
+/* The daemon's stop hook (SIGTERM): asked between calls, it ends the move
+ * where it is, counted like a spent budget. */
+static bool stop_after_two_calls(void *data)
+{
+	return ((struct fake_kernel *)data)->calls >= 2;
+}
+
+static void test_stop_hook(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	uintptr_t at = 0;
+	int child = spawn_region_child(4000, 1, &at);
+
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	np_actuator_params_init(&params);
+	params.migrate_rate_mb_s = 0;
+	params.allow_migrate_pages = false;
+	params.batch_pages = 64;
+	params.clock = virtual_clock;
+	params.sys = &fake_sys;
+	params.should_stop = stop_after_two_calls;
+	params.stop_data = &fake;
+	memset(&fake, 0, sizeof(fake));
+	fake.ns_per_page = 1000;
+	live_task(&task, child);
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(fake.calls, 2);
+	CHECK_INT(res.calls, 2);
+	CHECK(res.budget_exhausted);
+	CHECK(res.pages_moved > 0 && res.pages_moved <= 128);
+	/* Asked before the first call, it moves nothing. */
+	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
+	CHECK_INT(fake.calls, 2);
+	CHECK_U64(res.pages_moved, 0);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+	reap(child);
+}
+
 /* A range numa_maps shows as wholly present on one node is moved without
  * looking its pages up; one with holes is looked up. */
 static void test_dense_ranges_skip_lookups(void)
@@ -987,5 +1036,6 @@ int main(void)
 	test_real_affinity();
 	test_real_batches();
 	test_dense_ranges_skip_lookups();
+	test_stop_hook();
 	return check_done();
 }
