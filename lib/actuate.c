@@ -861,6 +861,26 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 	return 0;
 }
 
+/* Where @n pages from act->pages are, into act->status; the chunk size
+ * adapts to the call time like the moves. Returns 0 or -errno. */
+static int look_up(struct move_state *ms, unsigned n)
+{
+	struct np_actuator *act = ms->act;
+	uint64_t t0 = now(act), elapsed;
+	long r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
+				      act->status);
+
+	elapsed = now(act) - t0;
+	if (r < 0)
+		return (int)r;
+	if (n >= act->query_pages / 2)
+		act->query_pages = np_batch_size_next(act->query_pages, elapsed * act->query_pages / n,
+						      act->batch_target_ns);
+	np_stats_add_pages_queried(act->stats, n);
+	ms->res->pages_queried += n;
+	return 0;
+}
+
 /* Look up and move the pages of one VMA, chunk by chunk. */
 static int move_range(struct move_state *ms, const struct candidate *c)
 {
@@ -874,8 +894,6 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		uint64_t left = (c->end - addr) / c->page_bytes;
 		unsigned n = left < act->query_pages ? (unsigned)left : act->query_pages;
 		struct np_page_plan plan;
-		uint64_t t0, elapsed;
-		long r;
 		int err;
 
 		if (!n)
@@ -883,25 +901,13 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		for (unsigned i = 0; i < n; i++)
 			act->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
 		addr += n * c->page_bytes;
-		if (c->dense_src >= 0) {
-			/* numa_maps said where each page is; one that has
-			 * gone since fails its move alone. */
-			for (unsigned i = 0; i < n; i++)
-				act->status[i] = c->dense_src;
-		} else {
-			t0 = now(act);
-			r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
-						 act->status);
-			elapsed = now(act) - t0;
-			if (r < 0)
-				return (int)r;
-			if (n >= act->query_pages / 2)
-				act->query_pages = np_batch_size_next(
-				    act->query_pages, elapsed * act->query_pages / n,
-				    act->batch_target_ns);
-			np_stats_add_pages_queried(act->stats, n);
-			ms->res->pages_queried += n;
-		}
+		/* numa_maps said where each page of a dense range is; one
+		 * that has gone since fails its move alone. */
+		for (unsigned i = 0; c->dense_src >= 0 && i < n; i++)
+			act->status[i] = c->dense_src;
+		err = c->dense_src >= 0 ? 0 : look_up(ms, n);
+		if (err)
+			return err;
 		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n,
 					 act->batch_pages, &plan);
 		if (err)

@@ -658,6 +658,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 	struct np_policy_history *saved;
 	struct np_action *actions;
 	int *previous;
+	unsigned looks;
 	int err = 0;
 
 	if (!t->nr_samples)
@@ -682,9 +683,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now
 	/* A report is a single look. It shows what the daemon would do if what
 	 * it sees now lasted: the looks a first move of threads that are not
 	 * pinned waits for go by on the same sample. */
-	for (unsigned k = 1; engine->report && !err && k < engine->cfg.hysteresis_periods; k++)
-		err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
-	if (!err)
+	looks = engine->report && engine->cfg.hysteresis_periods ? engine->cfg.hysteresis_periods : 1;
+	for (unsigned k = 0; !err && k < looks; k++)
 		err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
 	for (unsigned i = 0; !err && i < t->nr_samples; i++) {
 		struct np_report_task *rt = &snap->tasks[t->sample_entry[i]];

@@ -80,6 +80,23 @@ struct view {
 	const double *planned_busy;    /* per index, or NULL */
 };
 
+/*
+ * Which of a task's memory its threads find local. Each node's share of the
+ * thread time is matched against the pages on that node's home node: a task
+ * with half its thread time on each of two nodes and half its pages beside
+ * each half is all local, as first touch leaves the data of threads that
+ * stay on their nodes. What is left of each side is the remote part: the
+ * unmatched thread time reaches the unmatched pages. With all thread time on
+ * one node, the local share is that of the pages on its home node.
+ */
+struct match {
+	double local;		      /* share of the pages matched to their threads */
+	double local_cost;	      /* their latency, weighted by share */
+	double want[NP_MAX_NODES];    /* thread-time share left unmatched, per node */
+	double have[NP_MAX_NODES];    /* page share left unmatched, per node */
+	double have_offline;	      /* share on nodes that are not online */
+};
+
 /* One task seen through the topology, by node index (not id). */
 struct sample {
 	uint64_t bytes[NP_MAX_NODES]; /* resident bytes per node index */
@@ -92,7 +109,7 @@ struct sample {
 	unsigned nr_mem_ok, nr_cpu_ok;
 	int thread_idx;		       /* node index where most thread time is */
 	int home_idx;		       /* memory node for thread_idx */
-	double locality;	       /* share of its memory local to the threads using it */
+	struct match mt;	       /* its memory matched to its threads (match_local) */
 	bool threads_split;	       /* its thread time is on more than one node */
 	int biggest_idx;	       /* node index holding the most bytes */
 	bool pinned;		       /* its allowed CPUs are all on one node */
@@ -399,23 +416,6 @@ static int home_node(const struct view *v, const struct sample *s, int cpu_idx)
 	return best;
 }
 
-/*
- * Which of a task's memory its threads find local. Each node's share of the
- * thread time is matched against the pages on that node's home node: a task
- * with half its thread time on each of two nodes and half its pages beside
- * each half is all local, as first touch leaves the data of threads that
- * stay on their nodes. What is left of each side is the remote part: the
- * unmatched thread time reaches the unmatched pages. With all thread time on
- * one node, the local share is that of the pages on its home node.
- */
-struct match {
-	double local;		      /* share of the pages matched to their threads */
-	double local_cost;	      /* their latency, weighted by share */
-	double want[NP_MAX_NODES];    /* thread-time share left unmatched, per node */
-	double have[NP_MAX_NODES];    /* page share left unmatched, per node */
-	double have_offline;	      /* share on nodes that are not online */
-};
-
 static void match_local(const struct view *v, const struct sample *s, struct match *mt)
 {
 	const struct np_topology *topo = v->topo;
@@ -424,8 +424,12 @@ static void match_local(const struct view *v, const struct sample *s, struct mat
 	for (int j = 0; j < (int)topo->nr_nodes; j++)
 		mt->have[j] = (double)s->bytes[j] / (double)s->total;
 	mt->have_offline = (double)s->offline_bytes / (double)s->total;
-	if (s->total_weight == 0)
+	if (s->total_weight == 0) {
+		/* No thread seen: what is on its home node counts as local. */
+		if (s->home_idx >= 0)
+			mt->local = mt->have[s->home_idx];
 		return;
+	}
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
 		int home = s->weight[i] > 0 ? home_node(v, s, i) : -1;
 		double w = s->weight[i] / s->total_weight, m;
@@ -440,16 +444,6 @@ static void match_local(const struct view *v, const struct sample *s, struct mat
 		mt->local += m;
 		mt->local_cost += m * dist(topo, i, home);
 	}
-}
-
-static double locality_of(const struct view *v, const struct sample *s)
-{
-	struct match mt;
-
-	if (s->total_weight == 0)
-		return s->home_idx >= 0 ? (double)s->bytes[s->home_idx] / (double)s->total : 0;
-	match_local(v, s, &mt);
-	return mt.local;
 }
 
 /* Build the per-index view of one task. Returns false when it has no bytes
@@ -568,7 +562,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	}
 	s->home_idx = home_node(v, s, s->thread_idx);
 	s->threads_split = s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight;
-	s->locality = locality_of(v, s);
+	match_local(v, s, &s->mt);
 	return true;
 }
 
@@ -576,7 +570,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
  * exactly 0.9 from reading as 89. */
 static unsigned locality_percent(const struct sample *s)
 {
-	return (unsigned)(s->locality * 100.0 + EPSILON);
+	return (unsigned)(s->mt.local * 100.0 + EPSILON);
 }
 
 /* ---- costs ---- */
@@ -594,25 +588,23 @@ static double load_penalty(double load)
 static double current_cost(const struct view *v, const struct sample *s)
 {
 	const struct np_topology *topo = v->topo;
-	double cost, far = max_dist(topo), rest;
-	struct match mt;
+	const struct match *mt = &s->mt;
+	double cost = mt->local_cost, far = max_dist(topo), rest;
 
 	if (s->total_weight == 0)
 		return far;
-	match_local(v, s, &mt);
-	cost = mt.local_cost;
-	rest = mt.have_offline;
+	rest = mt->have_offline;
 	for (int j = 0; j < (int)topo->nr_nodes; j++)
-		rest += mt.have[j];
+		rest += mt->have[j];
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
-		double share = s->weight[i] / s->total_weight, access = mt.have_offline * far;
+		double share = s->weight[i] / s->total_weight, access = mt->have_offline * far;
 
 		if (share == 0)
 			continue;
-		if (mt.want[i] > EPSILON && rest > EPSILON) {
+		if (mt->want[i] > EPSILON && rest > EPSILON) {
 			for (int j = 0; j < (int)topo->nr_nodes; j++)
-				access += mt.have[j] * dist(topo, i, j);
-			cost += mt.want[i] * access / rest;
+				access += mt->have[j] * dist(topo, i, j);
+			cost += mt->want[i] * access / rest;
 		}
 		if (s->can_narrow)
 			cost += share * load_penalty(view_busy(v, i));
@@ -985,16 +977,14 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		    topo->nodes[s->home_idx].id);
 		return;
 	}
-	if (locality >= cfg->locality_target_percent && s->threads_split) {
-		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "%s", place);
-		return;
-	}
 	if (locality >= cfg->locality_target_percent) {
 		record_look(h, topo->nodes[s->home_idx].id);
-		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
-		    "%u%% of %s on node %d, where its threads run", locality, size_text(s->total).s,
-		    topo->nodes[s->home_idx].id);
+		if (s->threads_split)
+			say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "%s", place);
+		else
+			say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
+			    "%u%% of %s on node %d, where its threads run", locality,
+			    size_text(s->total).s, topo->nodes[s->home_idx].id);
 		return;
 	}
 
@@ -1199,7 +1189,7 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 			*thread_node = m->topo->nodes[s->thread_idx].id;
 		if (s->home_idx >= 0)
 			*home_node = m->topo->nodes[s->home_idx].id;
-		*locality = s->locality;
+		*locality = s->mt.local;
 	}
 	free(s);
 	return ok;
