@@ -223,6 +223,17 @@ static void test_batch_size(void)
 	CHECK(b >= 399 && b <= 401);
 }
 
+/* The batch for 20 ms fitted from two calls of @a and @b pages, each
+ * costing @fixed_ns plus @per_page_ns a page. */
+static unsigned fit_two_calls(unsigned a, unsigned b, uint64_t fixed_ns, uint64_t per_page_ns)
+{
+	struct np_call_model m = {0};
+
+	np_call_model_add(&m, a, fixed_ns + a * per_page_ns);
+	np_call_model_add(&m, b, fixed_ns + b * per_page_ns);
+	return np_call_model_batch(&m, 20 * MS);
+}
+
 static void test_call_model(void)
 {
 	struct np_call_model m = {0};
@@ -238,32 +249,20 @@ static void test_call_model(void)
 	CHECK(n >= 399 && n <= 400);
 
 	/* 0.5 ms per call besides: a 20 ms call keeps it under 5%: 390 pages. */
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 512, MS / 2 + 512 * 50000ull);
-	np_call_model_add(&m, 100, MS / 2 + 100 * 50000ull);
-	n = np_call_model_batch(&m, 20 * MS);
+	n = fit_two_calls(512, 100, MS / 2, 50000);
 	CHECK(n >= 389 && n <= 390);
 
 	/* 2 ms, as in the test guest: 40 ms calls, 760 pages. */
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 512, 2 * MS + 512 * 50000ull);
-	np_call_model_add(&m, 100, 2 * MS + 100 * 50000ull);
-	n = np_call_model_batch(&m, 20 * MS);
+	n = fit_two_calls(512, 100, 2 * MS, 50000);
 	CHECK(n >= 759 && n <= 760);
 
 	/* 5 ms: 100 ms calls would be needed; stretched to 80 ms, 1500 pages. */
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 512, 5 * MS + 512 * 50000ull);
-	np_call_model_add(&m, 100, 5 * MS + 100 * 50000ull);
-	n = np_call_model_batch(&m, 20 * MS);
+	n = fit_two_calls(512, 100, 5 * MS, 50000);
 	CHECK(n >= 1499 && n <= 1500);
 
 	/* A loaded machine: 100 ms per call before any page moves. No size
 	 * meets even 80 ms; calls grow until the fixed cost is half of each. */
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 512, 100 * MS + 512 * 100000ull);
-	np_call_model_add(&m, 256, 100 * MS + 256 * 100000ull);
-	n = np_call_model_batch(&m, 20 * MS);
+	n = fit_two_calls(512, 256, 100 * MS, 100000);
 	CHECK(n >= 999 && n <= 1000);
 
 	/* Noise that makes bigger calls quicker tells nothing. */
@@ -273,14 +272,8 @@ static void test_call_model(void)
 	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
 
 	/* Clamped at both ends. */
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 100, 100 * 10ull);
-	np_call_model_add(&m, 200, 200 * 10ull);
-	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MAX);
-	memset(&m, 0, sizeof(m));
-	np_call_model_add(&m, 100, 100 * 10 * MS);
-	np_call_model_add(&m, 200, 200 * 10 * MS);
-	CHECK_INT(np_call_model_batch(&m, 20 * MS), NP_BATCH_PAGES_MIN);
+	CHECK_INT(fit_two_calls(100, 200, 0, 10), NP_BATCH_PAGES_MAX);
+	CHECK_INT(fit_two_calls(100, 200, 0, 10 * MS), NP_BATCH_PAGES_MIN);
 }
 
 static void test_affinity_narrow(void)
@@ -589,34 +582,6 @@ static void live_task(struct np_task *task, int pid)
 	task->start_ticks = read_start_ticks(pid);
 }
 
-/* A child holding @pages touched pages, waiting to be killed. */
-static int spawn_child(unsigned pages)
-{
-	int pipefd[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char *mem = mmap(NULL, pages * 4096ul, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		for (unsigned i = 0; mem != MAP_FAILED && i < pages; i++)
-			mem[i * 4096ul] = 1;
-		if (write(pipefd[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pipefd[1]);
-	if (read(pipefd[0], &c, 1) != 1)
-		pid = -1;
-	close(pipefd[0]);
-	return pid;
-}
-
 static void reap(int pid)
 {
 	kill(pid, SIGKILL);
@@ -659,6 +624,25 @@ static int spawn_region_child(unsigned pages, unsigned step, uintptr_t *addr)
 	return pid;
 }
 
+/* A child holding @pages touched pages, waiting to be killed. */
+static int spawn_child(unsigned pages)
+{
+	uintptr_t at;
+
+	return spawn_region_child(pages, 1, &at);
+}
+
+/* A real actuator over the fake kernel, on the virtual clock, with no rate
+ * limit and no migrate_pages. */
+static void fake_params(struct np_actuator_params *params)
+{
+	np_actuator_params_init(params);
+	params->migrate_rate_mb_s = 0;
+	params->allow_migrate_pages = false;
+	params->clock = virtual_clock;
+	params->sys = &fake_sys;
+}
+
 /* The daemon's stop hook (SIGTERM): asked between calls, it ends the move
  * where it is, counted like a spent budget. */
 static bool stop_after_two_calls(void *data)
@@ -682,12 +666,8 @@ static void test_stop_hook(void)
 	if (child <= 0)
 		return;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	np_actuator_params_init(&params);
-	params.migrate_rate_mb_s = 0;
-	params.allow_migrate_pages = false;
+	fake_params(&params);
 	params.batch_pages = 64;
-	params.clock = virtual_clock;
-	params.sys = &fake_sys;
 	params.should_stop = stop_after_two_calls;
 	params.stop_data = &fake;
 	memset(&fake, 0, sizeof(fake));
@@ -721,11 +701,7 @@ static void test_dense_ranges_skip_lookups(void)
 	struct np_task task;
 
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	np_actuator_params_init(&params);
-	params.migrate_rate_mb_s = 0;
-	params.allow_migrate_pages = false;
-	params.clock = virtual_clock;
-	params.sys = &fake_sys;
+	fake_params(&params);
 	virtual_ns = 5000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	for (unsigned step = 1; step <= 2; step++) {
@@ -803,11 +779,7 @@ static void test_real_batches(void)
 	if (child <= 0)
 		return;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	np_actuator_params_init(&params);
-	params.migrate_rate_mb_s = 0;
-	params.allow_migrate_pages = false;
-	params.clock = virtual_clock;
-	params.sys = &fake_sys;
+	fake_params(&params);
 	virtual_ns = 5000 * SEC;
 	memset(&fake, 0, sizeof(fake));
 	fake.busy_every = 10;
