@@ -585,7 +585,6 @@ void np_task_list_clear(struct np_task_list *list)
  */
 struct np_task_source {
 	struct np_ctx *ctx;
-	const struct np_topology *topo;
 	struct pids_info *pids;
 	struct stat_info *stat;
 	long page_size;
@@ -640,11 +639,6 @@ void np_task_source_free(struct np_task_source *src)
 	free(src);
 }
 
-void np_task_source_set_topology(struct np_task_source *src, const struct np_topology *topo)
-{
-	src->topo = topo;
-}
-
 static int add_task(struct np_task_source *src, struct np_task_list *list, const struct np_stat *st)
 {
 	/* USER_HZ ticks to ms without overflowing on absurd start times. */
@@ -672,7 +666,6 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 	task->cpu_ticks = st->utime + st->stime;
 	task->nr_threads = st->nr_threads > 0 ? (unsigned)st->nr_threads : 0;
 	task->last_cpu = st->processor;
-	task->last_node = src->topo ? np_topology_cpu_node(src->topo, st->processor) : -1;
 	task->rss_bytes = st->rss_pages * (uint64_t)src->page_size;
 	task->age_ms = list->uptime_ms > start_ms ? list->uptime_ms - start_ms : 0;
 	return 0;

@@ -70,7 +70,6 @@ struct np_task {
 	uint64_t cpu_ticks; /* utime + stime of all threads */
 	unsigned nr_threads;
 	int last_cpu;
-	int last_node;	    /* node of last_cpu, -1 without a topology (see below) */
 	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */
 
 	/* Filled by np_task_read_details(); until then has_details is false. */
@@ -103,10 +102,6 @@ struct np_task_source;
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
 void np_task_source_free(struct np_task_source *src);
-
-/* Map each scanned task's last CPU to its node with @topo (kept by
- * reference: it must outlive its use here; NULL leaves last_node at -1). */
-void np_task_source_set_topology(struct np_task_source *src, const struct np_topology *topo);
 
 /* List every process (not threads), sorted by pid. Tasks that vanish mid-read are dropped
  * quietly. Replaces the list's previous content. Returns 0 or -errno. */

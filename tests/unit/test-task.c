@@ -427,7 +427,6 @@ static void test_fixture_basic(void)
 	CHECK_INT(np_ctx_new(fixture("tasks-basic"), &ctx), 0);
 	CHECK_INT(np_topology_read(ctx, &topo), 0);
 	CHECK_INT(np_task_source_new(ctx, &src), 0);
-	np_task_source_set_topology(src, topo);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK_INT(list.nr, 4);
 	CHECK_INT(list.nr_vanished, 0);
@@ -437,7 +436,7 @@ static void test_fixture_basic(void)
 	t = find_task(&list, 2);
 	CHECK(t && t->kthread && strcmp(t->comm, "kthreadd") == 0);
 	CHECK(t && !(t->flags & NP_PF_NO_SETAFFINITY));
-	CHECK(t && t->rss_bytes == 0 && t->last_node == 0);
+	CHECK(t && t->rss_bytes == 0 && np_topology_cpu_node(topo, t->last_cpu) == 0);
 
 	t = find_task(&list, 11364);
 	CHECK(t && !t->kthread && strcmp(t->comm, "sh") == 0 && t->state == 'S');
@@ -449,7 +448,7 @@ static void test_fixture_basic(void)
 	t = find_task(&list, 11368);
 	CHECK(t && strcmp(t->comm, "python3") == 0);
 	CHECK(t && t->nr_threads == 4 && t->cpu_ticks == 17 && t->last_cpu == 1);
-	CHECK(t && t->last_node == 0 && !t->has_details);
+	CHECK(t && np_topology_cpu_node(topo, t->last_cpu) == 0 && !t->has_details);
 
 	/* Details: status, cgroup and every thread. */
 	copy = *t;
@@ -508,7 +507,6 @@ static void test_fixture_hostile(void)
 	CHECK_INT(np_topology_read(ctx, &topo), 0);
 	CHECK_INT(topo->nr_nodes, 2);
 	CHECK_INT(np_task_source_new(ctx, &src), 0);
-	np_task_source_set_topology(src, topo);
 	last_log[0] = '\0';
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	/* 101 (no stat) and 102 (empty stat) vanished; 103 is malformed. */
@@ -527,7 +525,7 @@ static void test_fixture_hostile(void)
 
 	t = (struct np_task *)find_task(&list, 100);
 	CHECK(t && strcmp(t->comm, "x) R 9 9\n((") == 0);
-	CHECK(t && t->state == 'S' && t->cpu_ticks == 42 && t->last_cpu == 2 && t->last_node == 1);
+	CHECK(t && t->state == 'S' && t->cpu_ticks == 42 && t->last_cpu == 2 && np_topology_cpu_node(topo, t->last_cpu) == 1);
 	CHECK(t && t->age_ms == 1000500 - 50050 * 1000 / list.ticks_per_s);
 	if (t) {
 		CHECK_INT(np_task_read_details(ctx, t), 0);
@@ -548,7 +546,7 @@ static void test_fixture_hostile(void)
 	/* Threads on CPUs 0, 3 and 2; 203 exited mid-read. */
 	t = (struct np_task *)find_task(&list, 200);
 	CHECK(t && strcmp(t->comm, "worker pool") == 0 && t->nr_threads == 3);
-	CHECK(t && t->cpu_ticks == 750 && t->last_node == 0);
+	CHECK(t && t->cpu_ticks == 750 && np_topology_cpu_node(topo, t->last_cpu) == 0);
 	CHECK(t && t->age_ms == 100500);
 	if (t) {
 		CHECK_INT(np_task_read_details(ctx, t), 0);
@@ -715,7 +713,6 @@ static void test_live(void)
 	CHECK_INT(np_ctx_new("/", &ctx), 0);
 	CHECK_INT(np_topology_read(ctx, &topo), 0);
 	CHECK_INT(np_task_source_new(ctx, &src), 0);
-	np_task_source_set_topology(src, topo);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(list.nr >= 1 && list.uptime_ms > 0);
 	self = (struct np_task *)find_task(&list, getpid());
@@ -726,7 +723,7 @@ static void test_live(void)
 		CHECK_INT(self->state, 'R');
 		CHECK(!self->kthread);
 		CHECK(self->age_ms <= list.uptime_ms);
-		CHECK(self->last_cpu >= 0 && self->last_node >= 0);
+		CHECK(self->last_cpu >= 0 && np_topology_cpu_node(topo, self->last_cpu) >= 0);
 		CHECK(self->rss_bytes > 0);
 		CHECK_INT(np_task_verify(ctx, self), 0);
 		CHECK_INT(np_task_read_details(ctx, self), 0);
