@@ -87,34 +87,49 @@ static void schedule_tick(struct daemon *d)
 	evtimer_add(d->tick, &tv);
 }
 
-static void log_decisions(struct daemon *d, const struct np_report *snap)
+/* A move that was made is news (notice); one that changed nothing is said
+ * once, when it first does, and then only at debug level while the engine
+ * backs off from it. */
+static void log_decisions(struct daemon *d, const struct np_snapshot *snap)
 {
 	for (unsigned i = 0; i < snap->nr_tasks; i++) {
-		const struct np_report_task *rt = &snap->tasks[i];
-		const struct np_action *a = &rt->action;
+		const struct np_snap_task *e = &snap->tasks[i];
+		const struct np_action *a = &e->action;
+		int prio = LOG_DEBUG;
+		const char *after = "";
 
-		if (!rt->has_decision || (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD))
+		if (!e->has_decision || (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD))
 			continue;
+		if (e->outcome == NP_SNAP_DONE) {
+			prio = LOG_NOTICE;
+		} else if (e->outcome == NP_SNAP_NO_EFFECT) {
+			prio = e->first_no_effect ? LOG_NOTICE : LOG_DEBUG;
+			after = " (moved nothing: backing off)";
+		} else if (e->outcome == NP_SNAP_DEFERRED) {
+			after = " (deferred)";
+		} else if (e->outcome == NP_SNAP_FAILED) {
+			after = " (failed)";
+		}
 		/* "pid 42 (db): would move misplaced: ...": the verb carries the
 		 * dry run, so the line reads, and greps, as what would happen. */
-		np_logger_log_key(d->log, "decision", LOG_NOTICE, "pid %d (%s): %s%s %s: %s",
-				  rt->task.pid, rt->task.comm, d->opts->dry_run ? "would " : "",
+		np_logger_log_key(d->log, "decision", prio, "pid %d (%s): %s%s %s: %s%s", e->task.pid,
+				  e->task.comm, d->opts->dry_run ? "would " : "",
 				  np_action_kind_name(a->kind), np_reason_name(a->reason),
-				  a->reason_text);
+				  a->reason_text, after);
 	}
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct np_report *snap = NULL;
+	struct np_snapshot *snap = NULL;
 	int err = np_engine_tick(d->engine, &snap);
 
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "placement cycle failed: %s", strerror(-err));
 	} else {
 		log_decisions(d, snap);
-		np_report_free(snap);
+		np_snapshot_free(snap);
 	}
 	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", np_engine_tracked(d->engine),
 			 (unsigned long long)np_engine_sched_counters(d->engine)->numa_maps_reads,

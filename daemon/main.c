@@ -12,6 +12,7 @@
 #include "config.h"
 #include "context.h"
 #include "daemon.h"
+#include "engine.h"
 #include "report.h"
 #include "trace.h"
 
@@ -194,7 +195,7 @@ static int load_config(const struct options *opts, struct np_config *cfg)
 
 static int run_report(const struct options *opts, const struct np_config *cfg)
 {
-	struct np_report *report;
+	struct np_snapshot *report;
 	struct np_ctx *ctx;
 	int err;
 
@@ -205,7 +206,7 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	}
 	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
 	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
-	err = np_report_collect(ctx, cfg, opts->report_min_rss_mb << 20, &report);
+	err = np_engine_look_once(ctx, cfg, opts->report_min_rss_mb << 20, &report);
 	if (err) {
 		fprintf(stderr, "numaplaced: cannot observe %s: %s\n", np_ctx_root(ctx),
 			strerror(-err));
@@ -214,7 +215,7 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	}
 	err = opts->json ? np_report_write_json(report, stdout)
 			 : np_report_write_text(report, stdout);
-	np_report_free(report);
+	np_snapshot_free(report);
 	np_ctx_free(ctx);
 	if (err || fflush(stdout) != 0) {
 		fprintf(stderr, "numaplaced: writing the report: %s\n", strerror(errno));

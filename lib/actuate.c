@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "numa_maps.h"
+#include "memory.h"
 #include "pace.h"
 #include "pageplan.h"
 
@@ -175,15 +175,6 @@ enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
 
 /* ---- The actuator ---- */
 
-/* A task acted on before: its pidfd, which keeps us from mistaking a reused
- * pid for it, and its backoff. Few tasks get acted on, so a plain array. */
-struct tracked_task {
-	int pid;
-	uint64_t start_ticks;
-	int pidfd; /* -1: none (dry run, fixture root, or a kernel before 5.3) */
-	struct np_backoff backoff;
-};
-
 struct np_actuator {
 	struct np_ctx *ctx;
 	struct np_stats *stats;
@@ -200,9 +191,6 @@ struct np_actuator {
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
 	struct np_call_model move_model;
 	struct np_token_bucket rate;
-
-	struct tracked_task *tasks;
-	unsigned nr_tasks, cap_tasks;
 
 	void **pages; /* QUERY_PAGES each: scratch for one lookup */
 	int *status;
@@ -234,7 +222,6 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 {
 	struct np_actuator_params defaults;
 	struct np_actuator *act;
-	uint64_t rate;
 
 	if (!params) {
 		np_actuator_params_init(&defaults);
@@ -263,10 +250,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->backoff_max_ns =
 	    (params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) * NS_PER_MS;
 	act->allow_migrate_pages = params->allow_migrate_pages;
-	/* A burst of one second's worth: a tick can spend what the quiet
-	 * seconds before it saved, no more. */
-	rate = params->migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : params->migrate_rate_mb_s * MIB;
-	np_token_bucket_init(&act->rate, rate, rate, now(act));
+	np_actuator_set_rate(act, params->migrate_rate_mb_s);
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
 	act->nodes = malloc(QUERY_PAGES * sizeof(*act->nodes));
@@ -292,14 +276,19 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 	return actuator_new(ctx, stats, params, true, out);
 }
 
+/* A burst of one second's worth: a tick can spend what the quiet seconds
+ * before it saved, no more. */
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
+{
+	uint64_t rate = migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : migrate_rate_mb_s * MIB;
+
+	np_token_bucket_init(&act->rate, rate, rate, now(act));
+}
+
 void np_actuator_free(struct np_actuator *act)
 {
 	if (!act)
 		return;
-	for (unsigned i = 0; i < act->nr_tasks; i++)
-		if (act->tasks[i].pidfd >= 0)
-			close(act->tasks[i].pidfd);
-	free(act->tasks);
 	free(act->pages);
 	free(act->status);
 	free(act->nodes);
@@ -406,101 +395,65 @@ static bool pidfd_exited(int pidfd)
 	return pidfd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
-static void forget_task(struct np_actuator *act, unsigned idx)
+void np_act_task_init(struct np_act_task *at)
 {
-	if (act->tasks[idx].pidfd >= 0)
-		close(act->tasks[idx].pidfd);
-	act->tasks[idx] = act->tasks[--act->nr_tasks];
+	*at = (struct np_act_task){.pidfd = -1};
 }
 
-void np_actuator_prune(struct np_actuator *act)
+void np_act_task_release(struct np_act_task *at)
 {
-	for (unsigned i = 0; i < act->nr_tasks;) {
-		struct tracked_task *t = &act->tasks[i];
-		struct np_task probe = {.pid = t->pid, .start_ticks = t->start_ticks};
-		bool gone;
-
-		if (t->pidfd >= 0)
-			gone = pidfd_exited(t->pidfd);
-		else
-			gone = np_task_verify(act->ctx, &probe) != 0;
-		if (gone)
-			forget_task(act, i);
-		else
-			i++;
-	}
+	if (at->pidfd >= 0)
+		close(at->pidfd);
+	np_act_task_init(at);
 }
 
-/* Find or start tracking @task. Returns its index or -errno. */
-static int track(struct np_actuator *act, const struct np_task *task)
+/* Start tracking @task: the pidfd first, then the start time, so that the
+ * pidfd holds this process and no later one. */
+static int track(struct np_actuator *act, struct np_act_task *at, const struct np_task *task)
 {
-	struct tracked_task *t;
 	int err;
 
-	for (unsigned i = 0; i < act->nr_tasks; i++)
-		if (act->tasks[i].pid == task->pid &&
-		    act->tasks[i].start_ticks == task->start_ticks)
-			return (int)i;
-	if (act->nr_tasks == act->cap_tasks) {
-		unsigned cap = act->cap_tasks ? act->cap_tasks * 2 : 16;
-		struct tracked_task *bigger;
-
-		np_actuator_prune(act);
-		bigger = realloc(act->tasks, cap * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		act->tasks = bigger;
-		act->cap_tasks = cap;
-	}
-	t = &act->tasks[act->nr_tasks];
-	t->pid = task->pid;
-	t->start_ticks = task->start_ticks;
-	t->backoff = (struct np_backoff){0};
-	t->pidfd = -1;
+	if (at->tracked)
+		return 0;
 	if (np_ctx_is_live(act->ctx)) {
 		long fd = syscall(SYS_pidfd_open, task->pid, 0);
 
 		if (fd < 0 && errno != ENOSYS)
 			return errno == ESRCH ? -ESRCH : -errno;
-		t->pidfd = (int)fd;
+		at->pidfd = (int)fd;
 	}
-	/* The pidfd was opened first: if the pid still carries the start time
-	 * we know, the pidfd holds that process and no later one. */
 	err = np_task_verify(act->ctx, task);
 	if (err) {
-		if (t->pidfd >= 0)
-			close(t->pidfd);
+		np_act_task_release(at);
 		return err;
 	}
-	return (int)act->nr_tasks++;
+	at->tracked = true;
+	return 0;
 }
 
 /* Checks before an action: still the same process, not backing off.
- * Returns the tracked index or -errno (counted). */
-static int action_begin(struct np_actuator *act, const struct np_task *task)
+ * Returns 0 or -errno (counted). */
+static int action_begin(struct np_actuator *act, struct np_act_task *at,
+			const struct np_task *task)
 {
-	int idx = track(act, task);
-	int err;
+	bool fresh = !at->tracked;
+	int err = track(act, at, task);
 
-	if (idx < 0) {
-		if (idx == -ESRCH)
-			np_stats_add_skip(act->stats, NP_SKIP_VANISHED);
-		return idx;
-	}
-	if (np_backoff_waiting(&act->tasks[idx].backoff, now(act))) {
-		np_stats_add_skip(act->stats, NP_SKIP_BACKOFF);
+	if (!err && np_backoff_waiting(&at->backoff, now(act))) {
+		np_stats_add_skip(act->stats, NP_REASON_BACKOFF);
 		return -EAGAIN;
 	}
-	err = np_task_verify(act->ctx, task);
-	if (!err && pidfd_exited(act->tasks[idx].pidfd))
-		err = -ESRCH;
-	if (err) {
-		forget_task(act, (unsigned)idx);
-		if (err == -ESRCH)
-			np_stats_add_skip(act->stats, NP_SKIP_VANISHED);
-		return err;
+	/* Just checked when fresh; otherwise it may have gone since. */
+	if (!err && !fresh) {
+		err = np_task_verify(act->ctx, task);
+		if (!err && pidfd_exited(at->pidfd))
+			err = -ESRCH;
+		if (err)
+			np_act_task_release(at);
 	}
-	return idx;
+	if (err == -ESRCH)
+		np_stats_add_skip(act->stats, NP_REASON_VANISHED);
+	return err;
 }
 
 /* PF_EXITING (include/linux/sched.h): set first thing in do_exit(). */
@@ -509,16 +462,17 @@ static int action_begin(struct np_actuator *act, const struct np_task *task)
 /* Whether @t has exited or is on its way out. Its pidfd reports the exit
  * only at the end of it: before that, a task that has already let go of its
  * memory makes move_pages(2) fail with EINVAL. */
-static bool task_leaving(struct np_actuator *act, const struct tracked_task *t)
+static bool task_leaving(struct np_actuator *act, const struct np_act_task *at,
+			 const struct np_task *task)
 {
 	uint64_t start;
 	unsigned long flags;
 
-	if (pidfd_exited(t->pidfd))
+	if (pidfd_exited(at->pidfd))
 		return true;
-	switch (read_thread_identity(act, t->pid, t->pid, &start, &flags)) {
+	switch (read_thread_identity(act, task->pid, task->pid, &start, &flags)) {
 	case 0:
-		return start != t->start_ticks || (flags & PF_EXITING_FLAG);
+		return start != task->start_ticks || (flags & PF_EXITING_FLAG);
 	case -ESRCH:
 		return true;
 	default:
@@ -529,25 +483,23 @@ static bool task_leaving(struct np_actuator *act, const struct tracked_task *t)
 /* After an action: a process that exited meanwhile may have passed its pid
  * on, so the action is a failure whatever the calls said, and a call that
  * failed because the process was going away failed for that reason. */
-static int action_end(struct np_actuator *act, int idx, int err, bool failed,
-		      enum np_stat_call kind)
+static int action_end(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+		      int err, bool failed, enum np_stat_call kind)
 {
-	struct tracked_task *t = &act->tasks[idx];
-
-	if (err ? err != -ESRCH && task_leaving(act, t) : pidfd_exited(t->pidfd))
+	if (err ? err != -ESRCH && task_leaving(act, at, task) : pidfd_exited(at->pidfd))
 		err = -ESRCH;
 	if (err) {
 		np_stats_add_failure(act->stats, kind, err);
 		failed = true;
 	}
 	if (err == -ESRCH) {
-		forget_task(act, (unsigned)idx);
+		np_act_task_release(at);
 		return err;
 	}
 	if (failed)
-		np_backoff_failed(&t->backoff, now(act), act->backoff_min_ns, act->backoff_max_ns);
+		np_backoff_failed(&at->backoff, now(act), act->backoff_min_ns, act->backoff_max_ns);
 	else
-		np_backoff_succeeded(&t->backoff);
+		np_backoff_succeeded(&at->backoff);
 	return err;
 }
 
@@ -561,28 +513,25 @@ struct candidate {
 
 struct collect {
 	int target;
-	const struct np_vma_range *ranges;
-	unsigned nr_ranges;
 	struct candidate *c;
-	unsigned nr, cap;
+	unsigned nr;
 	uint64_t misplaced_bytes;
-	uint64_t policy_bytes;
 	uint64_t sparse_bytes;
-	uint64_t shared_bytes;
 	uint64_t *src_pages; /* NP_MAX_NODES: misplaced pages per source node */
 	uint64_t *src_bytes;
 };
 
-static const struct np_vma_range *find_range(const struct collect *col, uint64_t start)
+static const struct np_vma_range *find_range(const struct np_vma_range *ranges, unsigned nr,
+					     uint64_t start)
 {
-	unsigned lo = 0, hi = col->nr_ranges;
+	unsigned lo = 0, hi = nr;
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
 
-		if (col->ranges[mid].start == start)
-			return &col->ranges[mid];
-		if (col->ranges[mid].start < start)
+		if (ranges[mid].start == start)
+			return &ranges[mid];
+		if (ranges[mid].start < start)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -590,89 +539,53 @@ static const struct np_vma_range *find_range(const struct collect *col, uint64_t
 	return NULL;
 }
 
-static int collect_vma(void *data, const struct np_nm_vma *vma)
+/* One movable VMA of the tick's read: a candidate when pages are off the
+ * target. */
+static void collect_vma(struct collect *col, const struct np_task_memory *mem,
+			const struct np_memory_vma *vma, const struct np_vma_range *range)
 {
-	struct collect *col = data;
-	const struct np_vma_range *range;
-	uint64_t misplaced = 0, present = 0, span;
+	const struct np_nm_node_pages *nodes = &mem->pages[vma->first_node];
+	uint64_t misplaced = 0, span;
 	int dense_src = -1;
 
 	for (unsigned i = 0; i < vma->nr_nodes; i++) {
-		present += vma->nodes[i].pages;
-		if (vma->nodes[i].node != col->target && vma->nodes[i].pages) {
-			misplaced += vma->nodes[i].pages;
-			dense_src = dense_src == -1 ? vma->nodes[i].node : -2;
+		if (nodes[i].node != col->target && nodes[i].pages) {
+			misplaced += nodes[i].pages;
+			dense_src = dense_src == -1 ? nodes[i].node : -2;
 		}
 	}
-	if (!misplaced)
-		return 0;
-	/* A policy the user set (mbind, set_mempolicy, numactl) is theirs:
-	 * leave that memory where they asked for it. */
-	if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL) {
-		col->policy_bytes += misplaced * vma->kernel_page_bytes;
-		return 0;
-	}
-	/* MPOL_MF_MOVE leaves pages other tasks map too (-EACCES each): a
-	 * shared library or file mapped elsewhere would only add failures. */
-	if (vma->file && vma->mapmax > 1) {
-		col->shared_bytes += misplaced * vma->kernel_page_bytes;
-		return 0;
-	}
-	range = find_range(col, vma->start);
-	if (!range)
-		return 0; /* unmapped between the two reads */
+	if (!misplaced || !range)
+		return; /* in place, or unmapped since the read */
 	/* Looking up pages costs per page of the range, present or not: a
 	 * mostly empty reservation (a JVM heap, sanitizer shadow, terabytes
 	 * with a few pages touched) would take minutes to walk. Past 16
 	 * lookups per present page, and 256 MiB, it is left alone. */
-	span = (range->end - range->start) / vma->kernel_page_bytes;
-	if (span > 16 * present + 65536) {
-		col->sparse_bytes += misplaced * vma->kernel_page_bytes;
-		return 0;
+	span = (range->end - range->start) / vma->page_bytes;
+	if (span > 16 * vma->present + 65536) {
+		col->sparse_bytes += misplaced * vma->page_bytes;
+		return;
 	}
 	for (unsigned i = 0; i < vma->nr_nodes; i++) {
-		int node = vma->nodes[i].node;
+		int node = nodes[i].node;
 
 		if (node == col->target || node < 0 || node >= NP_MAX_NODES)
 			continue;
-		col->src_pages[node] += vma->nodes[i].pages;
-		col->src_bytes[node] += vma->nodes[i].pages * vma->kernel_page_bytes;
-	}
-	if (col->nr == col->cap) {
-		unsigned cap = col->cap ? col->cap * 2 : 32;
-		struct candidate *bigger = realloc(col->c, cap * sizeof(*bigger));
-
-		if (!bigger)
-			return -ENOMEM;
-		col->c = bigger;
-		col->cap = cap;
+		col->src_pages[node] += nodes[i].pages;
+		col->src_bytes[node] += nodes[i].pages * vma->page_bytes;
 	}
 	/* Every page of the range present and all on one other node: the
 	 * lookup would only say so page by page. */
 	if (dense_src < 0 || dense_src >= NP_MAX_NODES || misplaced != span)
 		dense_src = -1;
-	col->c[col->nr++] = (struct candidate){range->start, range->end, vma->kernel_page_bytes,
-					       misplaced, dense_src};
-	col->misplaced_bytes += misplaced * vma->kernel_page_bytes;
-	return 0;
+	col->c[col->nr++] =
+	    (struct candidate){range->start, range->end, vma->page_bytes, misplaced, dense_src};
+	col->misplaced_bytes += misplaced * vma->page_bytes;
 }
 
-static int read_numa_maps(struct np_actuator *act, int pid, struct collect *col)
-{
-	struct np_nm_parser *parser;
-	uint64_t bytes = 0;
-	int err = np_nm_parser_new(&parser, collect_vma, col);
-
-	if (err)
-		return err;
-	err = np_nm_read_task(act->ctx, pid, parser, &bytes);
-	np_nm_parser_free(parser);
-	np_stats_add_scan(act->stats, bytes);
-	return err;
-}
-
-/* The VMAs of @pid holding pages off @target, with their ranges. */
-static int collect_candidates(struct np_actuator *act, int pid, int target, struct collect *col)
+/* The movable VMAs of @mem holding pages off @target, with their ranges
+ * from /proc/PID/maps. */
+static int collect_candidates(struct np_actuator *act, int pid, const struct np_task_memory *mem,
+			      int target, struct collect *col)
 {
 	char path[64], *buf;
 	size_t len;
@@ -684,7 +597,8 @@ static int collect_candidates(struct np_actuator *act, int pid, int target, stru
 	col->target = target;
 	col->src_pages = calloc(NP_MAX_NODES, sizeof(*col->src_pages));
 	col->src_bytes = calloc(NP_MAX_NODES, sizeof(*col->src_bytes));
-	if (!col->src_pages || !col->src_bytes)
+	col->c = calloc(mem->nr_vmas + 1, sizeof(*col->c));
+	if (!col->src_pages || !col->src_bytes || !col->c)
 		return -ENOMEM;
 	snprintf(path, sizeof(path), "proc/%d/maps", pid);
 	err = np_ctx_read_file(act->ctx, path, MAPS_MAX, &buf, &len);
@@ -697,12 +611,10 @@ static int collect_candidates(struct np_actuator *act, int pid, int target, stru
 	free(buf);
 	if (err)
 		return err;
-	col->ranges = ranges;
-	col->nr_ranges = nr;
-	err = read_numa_maps(act, pid, col);
+	for (unsigned v = 0; v < mem->nr_vmas; v++)
+		collect_vma(col, mem, &mem->vmas[v], find_range(ranges, nr, mem->vmas[v].start));
 	free(ranges);
-	col->ranges = NULL;
-	return err;
+	return 0;
 }
 
 static void collect_free(struct collect *col)
@@ -716,8 +628,9 @@ static void collect_free(struct collect *col)
 
 struct move_state {
 	struct np_actuator *act;
+	struct np_act_task *at;
 	const struct np_task *task;
-	int idx;
+	const struct np_task_memory *mem;
 	int target;
 	uint64_t budget; /* bytes left under max_bytes; UINT64_MAX: none */
 	struct np_move_result *res;
@@ -836,7 +749,7 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			}
 			if (stop_requested(ms))
 				return 0;
-			if (pidfd_exited(act->tasks[ms->idx].pidfd))
+			if (pidfd_exited(ms->at->pidfd))
 				return -ESRCH;
 			for (unsigned i = 0; i < b.count; i++)
 				act->nodes[i] = b.dst;
@@ -929,8 +842,9 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 {
 	uint64_t pages = col->misplaced_bytes / 4096;
 
-	return act->allow_migrate_pages && act->ns_per_page && !col->policy_bytes &&
-	       !col->sparse_bytes && col->misplaced_bytes <= ms->budget &&
+	/* migrate_pages moves memory under the user's own policy too. */
+	return act->allow_migrate_pages && act->ns_per_page && !col->sparse_bytes &&
+	       !np_task_memory_policy_total(ms->mem) && col->misplaced_bytes <= ms->budget &&
 	       pages * act->ns_per_page <= act->batch_target_ns;
 }
 
@@ -1029,12 +943,15 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 	}
 }
 
-int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, int target_node,
-			   uint64_t max_bytes, struct np_move_result *result)
+int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
+			   const struct np_task *task, const struct np_task_memory *mem,
+			   int target_node, uint64_t max_bytes, struct np_move_result *result)
 {
 	struct move_state ms = {
 	    .act = act,
+	    .at = at,
 	    .task = task,
+	    .mem = mem,
 	    .target = target_node,
 	    .budget = max_bytes ? max_bytes : UINT64_MAX,
 	    .res = result,
@@ -1047,7 +964,7 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	if (target_node < 0 || target_node >= NP_MAX_NODES)
 		return -EINVAL;
 	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
-		np_stats_add_skip(act->stats, NP_SKIP_KTHREAD);
+		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
 	if (task->has_details && !np_bitmap_test(&task->mems_allowed, (unsigned)target_node))
@@ -1059,19 +976,15 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 
 		np_token_bucket_refund(&act->rate, peek);
 		if (peek < 4096) {
-			np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
+			np_stats_add_skip(act->stats, NP_REASON_RATE_LIMIT);
 			return -EAGAIN;
 		}
 	}
-	ms.idx = action_begin(act, task);
-	if (ms.idx < 0)
-		return ms.idx;
-	err = collect_candidates(act, task->pid, target_node, &col);
-	result->bytes_skipped_policy = col.policy_bytes;
+	err = action_begin(act, at, task);
+	if (err)
+		return err;
+	err = collect_candidates(act, task->pid, mem, target_node, &col);
 	result->bytes_skipped_sparse = col.sparse_bytes;
-	result->bytes_skipped_shared = col.shared_bytes;
-	if (col.policy_bytes)
-		np_stats_add_skip(act->stats, NP_SKIP_USER_POLICY);
 	if (!err && act->dry) {
 		record_moves(&ms, &col);
 	} else if (!err) {
@@ -1086,13 +999,12 @@ int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, 
 	}
 	collect_free(&col);
 	if (result->budget_exhausted && !result->pages_moved && !err)
-		np_stats_add_skip(act->stats, NP_SKIP_RATE_LIMIT);
+		np_stats_add_skip(act->stats, NP_REASON_RATE_LIMIT);
 	/* No progress at all while pages were there to move is a failure to
 	 * back off from, as is any error. */
-	err =
-	    action_end(act, ms.idx, err,
-		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
-		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
+	err = action_end(act, at, task, err,
+			 result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
+			 result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
 	result->elapsed_ns = now(act) - t0;
 	if (!err && result->budget_exhausted && !result->pages_moved)
 		err = -EAGAIN;
@@ -1177,7 +1089,7 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 	err = read_thread_identity(act, task->pid, th->tid, &start, &flags);
 	if (!err && (flags & (NP_PF_KTHREAD | NP_PF_NO_SETAFFINITY))) {
 		th->outcome = NP_THREAD_NO_SETAFFINITY;
-		np_stats_add_skip(act->stats, NP_SKIP_NO_SETAFFINITY);
+		np_stats_add_skip(act->stats, NP_REASON_NO_SETAFFINITY);
 		return;
 	}
 	if (!err)
@@ -1188,7 +1100,7 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 	case NP_NARROW_EMPTY:
 		th->outcome = NP_THREAD_EMPTY;
 		th->effective = th->before;
-		np_stats_add_skip(act->stats, NP_SKIP_AFFINITY_EMPTY);
+		np_stats_add_skip(act->stats, NP_REASON_AFFINITY_EMPTY);
 		np_log(act->ctx, LOG_NOTICE,
 		       "pid %d thread %d: no CPU of the target node in its affinity; left alone",
 		       task->pid, th->tid);
@@ -1234,27 +1146,28 @@ failed:
 		np_stats_add_failure(act->stats, NP_CALL_AFFINITY, err);
 }
 
-int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task,
-			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
+int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
+			     const struct np_task *task, const struct np_bitmap *node_cpus,
+			     struct np_affinity_result *result)
 {
 	char path[64];
 	unsigned cap = 0;
 	struct dirent *de;
 	DIR *dir;
-	int idx, fd, err = 0;
+	int fd, err = 0;
 
 	memset(result, 0, sizeof(*result));
 	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
-		np_stats_add_skip(act->stats, NP_SKIP_KTHREAD);
+		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
 	if (task->flags & NP_PF_NO_SETAFFINITY) {
-		np_stats_add_skip(act->stats, NP_SKIP_NO_SETAFFINITY);
+		np_stats_add_skip(act->stats, NP_REASON_NO_SETAFFINITY);
 		return -EPERM;
 	}
-	idx = action_begin(act, task);
-	if (idx < 0)
-		return idx;
+	err = action_begin(act, at, task);
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "proc/%d/task", task->pid);
 	fd = np_ctx_open(act->ctx, path, O_RDONLY | O_DIRECTORY);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1264,7 +1177,7 @@ int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task
 			close(fd);
 		if (np_is_vanished_error(err))
 			err = -ESRCH;
-		return action_end(act, idx, err, true, NP_CALL_AFFINITY);
+		return action_end(act, at, task, err, true, NP_CALL_AFFINITY);
 	}
 	while ((de = readdir(dir))) {
 		char *end;
@@ -1279,5 +1192,6 @@ int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task
 		result->counts[result->threads[result->nr - 1].outcome]++;
 	}
 	closedir(dir);
-	return action_end(act, idx, err, result->counts[NP_THREAD_FAILED] > 0, NP_CALL_AFFINITY);
+	return action_end(act, at, task, err, result->counts[NP_THREAD_FAILED] > 0,
+			  NP_CALL_AFFINITY);
 }

@@ -7,9 +7,10 @@
 
 #include "bitmap.h"
 #include "context.h"
-#include "stats.h"
+#include "memory.h"
 #include "pace.h"
 #include "pageplan.h"
+#include "stats.h"
 #include "task.h"
 
 /*
@@ -19,12 +20,27 @@
  * same files, makes no call that changes anything and records what it would
  * have done.
  *
- * Every action names a task by (pid, start_ticks). A pidfd is opened when a
- * task is first acted on; before each action the start time is checked again
- * and the pidfd polled, and after it the pidfd is polled once more: a task
- * that exited in between may have had its pid reused, so the action is
- * counted as failed (-ESRCH) rather than reported as done.
+ * Every action names a task by (pid, start_ticks) and comes with the
+ * actuator's state of it (struct np_act_task, kept in the caller's per-task
+ * table). A pidfd is opened when a task is first acted on; before each
+ * action the start time is checked again and the pidfd polled, and after it
+ * the pidfd is polled once more: a task that exited in between may have had
+ * its pid reused, so the action is counted as failed (-ESRCH) rather than
+ * reported as done.
  */
+
+/* The actuator's state of one task. */
+struct np_act_task {
+	bool tracked; /* identity checked and pidfd opened */
+	int pidfd;    /* -1: none (dry run, fixture root, or a kernel before 5.3) */
+	struct np_backoff backoff;
+};
+
+/* Start a state for a task never acted on. */
+void np_act_task_init(struct np_act_task *at);
+
+/* Close its pidfd; the state starts afresh. */
+void np_act_task_release(struct np_act_task *at);
 
 /* The calls the actuator makes, so tests can stand in for a kernel with more
  * nodes than the machine they run on. All return 0 or -errno, except
@@ -79,15 +95,15 @@ int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
 int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 			const struct np_actuator_params *params, struct np_actuator **out);
 
-/* Close every pidfd and free; NULL is accepted. */
+/* Free; NULL is accepted. The tasks' states are the caller's. */
 void np_actuator_free(struct np_actuator *act);
+
+/* A reloaded migrate_rate_mb_s (0: unlimited); what was saved is kept up to
+ * the new burst. */
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
 
 /* True for the dry-run implementation. */
 bool np_actuator_is_dry(const struct np_actuator *act);
-
-/* Forget tasks that have exited (closing their pidfds). Cheap; the daemon
- * calls it once per scan. */
-void np_actuator_prune(struct np_actuator *act);
 
 struct np_move_result {
 	uint64_t pages_queried;	  /* pages whose node was looked up */
@@ -95,9 +111,7 @@ struct np_move_result {
 	uint64_t pages_moved;
 	uint64_t bytes_moved;
 	uint64_t pages_failed;	       /* left in place with a per-page error */
-	uint64_t bytes_skipped_policy; /* in VMAs under a user's memory policy */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
-	uint64_t bytes_skipped_shared; /* in files other tasks map too */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
@@ -105,19 +119,21 @@ struct np_move_result {
 };
 
 /* The actions count their own skips in the stats (vanished, backoff,
- * rate_limit, kthread, no_setaffinity, affinity_empty, user_policy): a
- * caller counting them from the return value would count them twice. */
+ * rate_limit, kernel thread, no_setaffinity, affinity_empty): a caller
+ * counting them from the return value would count them twice. */
 
-/* Move the pages of @task that are on other nodes to @target_node, at most
- * @max_bytes (0: no limit besides the global rate). Pages are found through
- * numa_maps and maps, looked up and moved in batches; per-page errors are
- * counted, not retried. Returns 0 (also when some pages stayed: see
- * @result), -ESRCH (gone, reused, or exited during the action), -EAGAIN
- * (backing off after earlier failures, or no rate budget at all), -EPERM
- * (kernel thread), -EACCES (@target_node outside the task's allowed
- * nodes), or another -errno. */
-int np_actuator_move_pages(struct np_actuator *act, const struct np_task *task, int target_node,
-			   uint64_t max_bytes, struct np_move_result *result);
+/* Move the movable pages of @task that @mem (the tick's read of its
+ * numa_maps) shows on other nodes to @target_node, at most @max_bytes (0: no
+ * limit besides the global rate). Ranges come from /proc/PID/maps, which
+ * walks no page tables; pages are looked up where a range is not wholly on
+ * one node, and moved in batches; per-page errors are counted, not retried.
+ * Returns 0 (also when some pages stayed: see @result), -ESRCH (gone,
+ * reused, or exited during the action), -EAGAIN (backing off after earlier
+ * failures, or no rate budget at all), -EPERM (kernel thread), -EACCES
+ * (@target_node outside the task's allowed nodes), or another -errno. */
+int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
+			   const struct np_task *task, const struct np_task_memory *mem,
+			   int target_node, uint64_t max_bytes, struct np_move_result *result);
 
 enum np_thread_outcome {
 	NP_THREAD_NARROWED,	  /* new mask set (or, dry, would be) */
@@ -150,8 +166,9 @@ void np_affinity_result_clear(struct np_affinity_result *result);
  * whose intersection is empty is left alone and reported. Returns 0 (see
  * per-thread outcomes), -ESRCH, -EPERM (kernel thread or PF_NO_SETAFFINITY
  * task), or -errno. @result is filled in either case. */
-int np_actuator_set_affinity(struct np_actuator *act, const struct np_task *task,
-			     const struct np_bitmap *node_cpus, struct np_affinity_result *result);
+int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
+			     const struct np_task *task, const struct np_bitmap *node_cpus,
+			     struct np_affinity_result *result);
 
 /* What a dry-run actuator would have done. */
 enum np_record_kind { NP_RECORD_PAGES, NP_RECORD_AFFINITY };

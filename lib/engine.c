@@ -7,130 +7,55 @@
 #include <syslog.h>
 
 #include "actuate.h"
-#include "numa_maps.h"
+#include "filter.h"
+#include "memory.h"
 #include "policy.h"
+#include "state.h"
 #include "task.h"
 
 /* A locality fall of this many points between two looks counts as a drop:
  * the scan period goes back to its minimum. */
 #define LOCALITY_DROP_POINTS 10
 
-/* What the engine remembers of a task it has read at least once. */
-struct task_state {
-	int pid;
-	uint64_t start_ticks;
-	uint64_t last_look_ms;
-	uint64_t last_cpu_ticks;
-	unsigned last_locality; /* percent */
-	struct np_policy_history hist;
-};
+/* A move that changed nothing is not tried again toward the same node for
+ * this many looks, doubling each time it changes nothing again, up to the
+ * cap. */
+#define NO_EFFECT_LOOKS_MIN 2
+#define NO_EFFECT_LOOKS_MAX 64
 
 struct np_engine {
 	struct np_ctx *ctx;
 	struct np_clock *clock;
 	struct np_config cfg;
-	bool dry_run, report;
-	uint64_t report_min_rss_bytes;
+	bool dry_run;
 
 	struct np_task_source *src;
+	struct np_filter *filter;
 	struct np_sched *sched;
-	struct np_nm_parser *parser;
+	struct np_memory_reader *reader;
 	struct np_stats *stats;
 	struct np_actuator *act;
-	unsigned stats_nodes; /* nodes the stats were made for */
+	struct np_state_table states;
+	struct np_task_list *planned; /* this tick's, while it is planned */
 
 	bool (*should_stop)(void *data);
 	void *stop_data;
 	np_engine_observer_fn observer;
 	void *observer_data;
-
-	struct task_state *states; /* sorted by pid */
-	unsigned nr_states, cap_states;
 };
 
-static int copy_strv(struct np_strv *dst, const struct np_strv *src)
-{
-	dst->n = 0;
-	dst->v = calloc(src->n + 1, sizeof(char *));
-	if (!dst->v)
-		return -ENOMEM;
-	for (size_t i = 0; i < src->n; i++) {
-		dst->v[i] = strdup(src->v[i]);
-		if (!dst->v[i])
-			return -ENOMEM;
-		dst->n++;
-	}
-	return 0;
-}
+/* How a tick runs: the daemon's, or the report's one look. */
+struct tick_opts {
+	bool look_once;		 /* every shown task read, no budget, looks assumed */
+	uint64_t min_rss_bytes;	 /* look_once: the tasks shown */
+};
 
-/* A deep copy, so the caller's config may go (SIGHUP frees the old one). */
-static int config_copy(struct np_config *dst, const struct np_config *src)
-{
-	*dst = *src;
-	dst->include_comm = dst->exclude_comm = (struct np_strv){0};
-	dst->include_cgroup = dst->exclude_cgroup = (struct np_strv){0};
-	dst->exclude_pid = NULL;
-	dst->metrics_listen = NULL;
-	if (copy_strv(&dst->include_comm, &src->include_comm) ||
-	    copy_strv(&dst->exclude_comm, &src->exclude_comm) ||
-	    copy_strv(&dst->include_cgroup, &src->include_cgroup) ||
-	    copy_strv(&dst->exclude_cgroup, &src->exclude_cgroup))
-		return -ENOMEM;
-	if (src->nr_exclude_pid) {
-		dst->exclude_pid = malloc(src->nr_exclude_pid * sizeof(int));
-		if (!dst->exclude_pid)
-			return -ENOMEM;
-		memcpy(dst->exclude_pid, src->exclude_pid, src->nr_exclude_pid * sizeof(int));
-	}
-	if (src->metrics_listen && !(dst->metrics_listen = strdup(src->metrics_listen)))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The report reads every task at once: the scan budget exists to spread
- * reads over ticks, and a one-shot report has only one. */
-static void sched_config(const struct np_engine *engine, struct np_config *out)
-{
-	*out = engine->cfg;
-	if (engine->report)
-		out->scan_budget_mb = UINT64_MAX >> 21;
-}
-
-static bool prefix_match(const struct np_strv *prefixes, const char *path)
-{
-	for (size_t i = 0; i < prefixes->n; i++) {
-		size_t n = strlen(prefixes->v[i]);
-
-		/* "/a" matches "/a" and "/a/b", not "/ab". */
-		if (strncmp(path, prefixes->v[i], n) == 0 &&
-		    (path[n] == '\0' || path[n] == '/' || (n && prefixes->v[i][n - 1] == '/')))
-			return true;
-	}
-	return false;
-}
-
-/* The scheduler asks only about due tasks that passed the cheap tests: the
- * cgroup needs one more read, so it is done here and only when configured. */
-static bool exclude_by_cgroup(void *data, const struct np_task *task)
+/* The list the scheduler plans with this tick. */
+static int read_details(void *data, unsigned index)
 {
 	struct np_engine *engine = data;
-	const struct np_config *cfg = &engine->cfg;
-	struct np_task copy;
-	bool excluded;
 
-	if (!cfg->include_cgroup.n && !cfg->exclude_cgroup.n)
-		return false;
-	memset(&copy, 0, sizeof(copy));
-	copy.pid = task->pid;
-	copy.start_ticks = task->start_ticks;
-	if (np_task_read_details(engine->ctx, &copy) != 0 || !copy.cgroup) {
-		np_task_clear(&copy);
-		return cfg->include_cgroup.n > 0;
-	}
-	excluded = (cfg->include_cgroup.n && !prefix_match(&cfg->include_cgroup, copy.cgroup)) ||
-		   prefix_match(&cfg->exclude_cgroup, copy.cgroup);
-	np_task_clear(&copy);
-	return excluded;
+	return np_task_read_details(engine->ctx, &engine->planned->tasks[index]);
 }
 
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
@@ -139,7 +64,6 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	struct np_engine *engine = calloc(1, sizeof(*engine));
 	struct np_actuator_params aparams;
 	struct np_topology *topo = NULL;
-	struct np_config scfg;
 	int err;
 
 	if (!engine)
@@ -147,29 +71,25 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->ctx = params->ctx;
 	engine->clock = params->clock;
 	engine->dry_run = params->dry_run;
-	engine->report = params->report;
-	engine->report_min_rss_bytes = params->report_min_rss_bytes;
 	engine->should_stop = params->should_stop;
 	engine->stop_data = params->stop_data;
-	err = config_copy(&engine->cfg, cfg);
+	np_config_init(&engine->cfg);
+	err = np_config_copy(&engine->cfg, cfg);
+	if (!err)
+		err = np_sched_new(&engine->cfg, engine->clock, &engine->sched);
+	if (!err)
+		err = np_filter_new(&engine->cfg, &engine->filter);
 	if (err)
 		goto fail;
-	sched_config(engine, &scfg);
-	err = np_sched_new(&scfg, engine->clock, &engine->sched);
-	if (err)
-		goto fail;
-	np_sched_set_exclude_fn(engine->sched, exclude_by_cgroup, engine);
+	np_sched_set_filter(engine->sched, engine->filter, read_details, engine);
 	err = np_task_source_new(engine->ctx, &engine->src);
-	if (err)
-		goto fail;
-	err = np_nm_parser_new(&engine->parser, NULL, NULL);
-	if (err)
-		goto fail;
-	err = np_topology_read(engine->ctx, &topo);
+	if (!err)
+		err = np_memory_reader_new(&engine->reader);
+	if (!err)
+		err = np_topology_read(engine->ctx, &topo);
 	if (err)
 		goto fail;
 	err = np_stats_new(topo, &engine->stats);
-	engine->stats_nodes = topo->nr_nodes;
 	np_topology_free(topo);
 	if (err)
 		goto fail;
@@ -193,34 +113,44 @@ void np_engine_free(struct np_engine *engine)
 {
 	if (!engine)
 		return;
+	np_state_table_clear(&engine->states);
 	np_actuator_free(engine->act);
 	np_stats_free(engine->stats);
-	np_nm_parser_free(engine->parser);
+	np_memory_reader_free(engine->reader);
 	np_task_source_free(engine->src);
 	np_sched_free(engine->sched);
+	np_filter_free(engine->filter);
 	np_config_free(&engine->cfg);
-	free(engine->states);
 	free(engine);
 }
 
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 {
-	struct np_config copy, scfg, old = engine->cfg;
-	int err = config_copy(&copy, cfg);
+	struct np_config copy;
+	struct np_filter *filter = NULL;
+	int err;
 
+	np_config_init(&copy);
+	err = np_config_copy(&copy, cfg);
+	if (!err)
+		err = np_filter_new(&copy, &filter);
+	/* The scheduler checks the settings it needs: the last step that can
+	 * refuse, so nothing is half applied. */
+	if (!err)
+		err = np_sched_set_config(engine->sched, &copy);
 	if (err) {
+		np_filter_free(filter);
 		np_config_free(&copy);
 		return err;
 	}
+	np_sched_set_filter(engine->sched, filter, read_details, engine);
+	np_filter_free(engine->filter);
+	engine->filter = filter;
+	np_config_free(&engine->cfg);
 	engine->cfg = copy;
-	sched_config(engine, &scfg);
-	err = np_sched_set_config(engine->sched, &scfg);
-	if (err) {
-		engine->cfg = old;
-		np_config_free(&copy);
-		return err;
-	}
-	np_config_free(&old);
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		np_sched_task_reload(engine->sched, &engine->states.v[i].sched);
+	np_actuator_set_rate(engine->act, engine->cfg.migrate_rate_mb_s);
 	return 0;
 }
 
@@ -242,7 +172,7 @@ void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, 
 
 unsigned np_engine_tracked(const struct np_engine *engine)
 {
-	return engine->nr_states;
+	return engine->states.nr;
 }
 
 static int read_kernel_balancing(struct np_ctx *ctx)
@@ -262,263 +192,75 @@ static int read_kernel_balancing(struct np_ctx *ctx)
 	return v;
 }
 
-static struct task_state *find_state(struct np_engine *engine, int pid)
-{
-	unsigned lo = 0, hi = engine->nr_states;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (engine->states[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < engine->nr_states && engine->states[lo].pid == pid ? &engine->states[lo]
-									: NULL;
-}
-
-/* The state of @task, made on first sight; a reused pid starts afresh. */
-static struct task_state *get_state(struct np_engine *engine, const struct np_task *task)
-{
-	struct task_state *st = find_state(engine, task->pid);
-	unsigned pos;
-
-	if (st && st->start_ticks == task->start_ticks)
-		return st;
-	if (!st) {
-		if (engine->nr_states == engine->cap_states) {
-			unsigned cap = engine->cap_states ? engine->cap_states * 2 : 64;
-			struct task_state *bigger = realloc(engine->states, cap * sizeof(*bigger));
-
-			if (!bigger)
-				return NULL;
-			engine->states = bigger;
-			engine->cap_states = cap;
-		}
-		for (pos = engine->nr_states; pos > 0 && engine->states[pos - 1].pid > task->pid;
-		     pos--)
-			;
-		memmove(&engine->states[pos + 1], &engine->states[pos],
-			(engine->nr_states - pos) * sizeof(*st));
-		engine->nr_states++;
-		st = &engine->states[pos];
-	}
-	memset(st, 0, sizeof(*st));
-	st->pid = task->pid;
-	st->start_ticks = task->start_ticks;
-	np_policy_history_init(&st->hist);
-	return st;
-}
-
-static int cmp_task_pid(const void *a, const void *b)
-{
-	const struct np_task *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-/* Forget the state of tasks that left the list (sorted by pid). */
-static void prune_states(struct np_engine *engine, const struct np_task_list *sorted)
-{
-	unsigned kept = 0, j = 0;
-
-	for (unsigned i = 0; i < engine->nr_states; i++) {
-		const struct task_state *st = &engine->states[i];
-
-		while (j < sorted->nr && sorted->tasks[j].pid < st->pid)
-			j++;
-		if (j < sorted->nr && sorted->tasks[j].pid == st->pid &&
-		    sorted->tasks[j].start_ticks == st->start_ticks)
-			engine->states[kept++] = *st;
-	}
-	engine->nr_states = kept;
-}
-
 /* CPU used since the last look (since start at the first), in percent of one
  * CPU. */
-static double cpu_percent(const struct task_state *st, const struct np_task *task,
-			  const struct np_task_list *list, uint64_t now_ms)
+static double cpu_percent(const struct np_task_state *st, const struct np_task *task,
+			  unsigned ticks_per_s, uint64_t now_ms)
 {
 	uint64_t ticks, ms;
 
-	if (st->last_look_ms) {
+	if (st->looked) {
 		ticks = task->cpu_ticks - st->last_cpu_ticks;
 		ms = now_ms - st->last_look_ms;
 	} else {
 		ticks = task->cpu_ticks;
 		ms = task->age_ms;
 	}
-	if (!ms || !list->ticks_per_s)
+	if (!ms || !ticks_per_s)
 		return 0;
-	return (double)ticks * 1000.0 * 100.0 / (double)list->ticks_per_s / (double)ms;
-}
-
-/* What a scheduler verdict means as a policy skip, for tasks not read. */
-static enum np_reason verdict_reason(enum np_sched_reason r)
-{
-	switch (r) {
-	case NP_SCHED_SKIP_KTHREAD:
-		return NP_REASON_KERNEL_THREAD;
-	case NP_SCHED_SKIP_EXCLUDED:
-		return NP_REASON_EXCLUDED;
-	case NP_SCHED_SKIP_TOO_YOUNG:
-		return NP_REASON_TOO_YOUNG;
-	case NP_SCHED_SKIP_TOO_SMALL:
-		return NP_REASON_TOO_SMALL;
-	case NP_SCHED_SKIP_IDLE:
-		return NP_REASON_IDLE;
-	default:
-		return NP_REASON_NO_MEMORY_DATA;
-	}
-}
-
-static enum np_skip_reason stats_skip(enum np_reason r)
-{
-	switch (r) {
-	case NP_REASON_TOO_YOUNG:
-		return NP_SKIP_TOO_YOUNG;
-	case NP_REASON_TOO_SMALL:
-		return NP_SKIP_SMALL_RSS;
-	case NP_REASON_IDLE:
-		return NP_SKIP_IDLE;
-	case NP_REASON_EXCLUDED:
-		return NP_SKIP_EXCLUDED;
-	case NP_REASON_KERNEL_THREAD:
-		return NP_SKIP_KTHREAD;
-	case NP_REASON_LOCAL:
-		return NP_SKIP_LOCAL_ENOUGH;
-	case NP_REASON_NO_ROOM:
-		return NP_SKIP_NO_ROOM;
-	case NP_REASON_HYSTERESIS:
-		return NP_SKIP_HYSTERESIS;
-	case NP_REASON_KERNEL_BALANCING:
-		return NP_SKIP_KERNEL_BALANCING;
-	default:
-		return NP_SKIP_NR;
-	}
-}
-
-static void skip_action(struct np_report_task *rt, enum np_reason reason,
-			const struct np_sched_verdict *v, const struct np_config *cfg)
-{
-	struct np_action *a = &rt->action;
-	char size[16];
-
-	memset(a, 0, sizeof(*a));
-	a->pid = rt->task.pid;
-	a->start_ticks = rt->task.start_ticks;
-	a->kind = NP_ACTION_SKIP;
-	a->reason = reason;
-	a->target_node = -1;
-	rt->has_decision = true;
-	switch (v->reason) {
-	case NP_SCHED_SKIP_TOO_YOUNG:
-		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "younger than scan_delay_ms (%llu): first look in %llu ms",
-			 (unsigned long long)cfg->scan_delay_ms, (unsigned long long)v->wait_ms);
-		break;
-	case NP_SCHED_SKIP_TOO_SMALL:
-		snprintf(a->reason_text, sizeof(a->reason_text), "RSS %s below min_rss_mb (%llu)",
-			 np_human_bytes(rt->task.rss_bytes, size, sizeof(size)),
-			 (unsigned long long)cfg->min_rss_mb);
-		break;
-	case NP_SCHED_SKIP_IDLE:
-		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "CPU use since the last look below min_cpu_percent (%u%%)",
-			 cfg->min_cpu_percent);
-		break;
-	case NP_SCHED_SKIP_EXCLUDED:
-		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "excluded by pid, comm or cgroup in the configuration");
-		break;
-	case NP_SCHED_SKIP_KTHREAD:
-		snprintf(a->reason_text, sizeof(a->reason_text), "kernel thread");
-		break;
-	case NP_SCHED_SKIP_PERIOD:
-		snprintf(a->reason_text, sizeof(a->reason_text), "read within its period: next in %llu ms",
-			 (unsigned long long)v->wait_ms);
-		break;
-	default:
-		snprintf(a->reason_text, sizeof(a->reason_text), "%s",
-			 np_sched_reason_name(v->reason));
-		break;
-	}
-}
-
-/* Carry out one decision. Returns the scan outcome for the scheduler. */
-static enum np_scan_outcome act(struct np_engine *engine, struct np_report_task *rt,
-				const struct np_topology *topo, struct task_state *st,
-				int previous_target)
-{
-	const struct np_action *a = &rt->action;
-	unsigned locality = rt->total_bytes ? (unsigned)(rt->locality * 100) : 100;
-	bool dropped = st->last_look_ms && locality + LOCALITY_DROP_POINTS < st->last_locality;
-	int err = 0;
-
-	st->last_locality = locality;
-	if (a->kind != NP_ACTION_MOVE)
-		return dropped ? NP_SCAN_LOCALITY_DROPPED : NP_SCAN_STABLE;
-	if (a->move_pages) {
-		struct np_move_result res;
-
-		err = np_actuator_move_pages(engine->act, &rt->task, a->target_node, a->move_bytes,
-					     &res);
-		if (!err)
-			np_log(engine->ctx, LOG_INFO,
-			       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
-			       rt->task.pid, rt->task.comm, (unsigned long long)res.pages_moved,
-			       a->target_node, res.calls, (double)res.elapsed_ns / 1e6,
-			       (unsigned long long)res.pages_failed);
-		if (err && err != -EAGAIN)
-			np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s",
-			       rt->task.pid, rt->task.comm, a->target_node, strerror(-err));
-	}
-	if (!err && a->set_affinity) {
-		const struct np_node *node = np_topology_node(topo, a->target_node);
-		struct np_affinity_result res = {0};
-
-		if (node)
-			err = np_actuator_set_affinity(engine->act, &rt->task, &node->cpus, &res);
-		np_affinity_result_clear(&res);
-	}
-	/* The actuator counts its own skips (vanished, backoff, rate). */
-	if (err)
-		return NP_SCAN_FAILED;
-	/* A dry run changes nothing: the same proposal again is no news. */
-	if (engine->dry_run && previous_target == a->target_node)
-		return NP_SCAN_STABLE;
-	return NP_SCAN_CHANGED;
+	return (double)ticks * 1000.0 * 100.0 / (double)ticks_per_s / (double)ms;
 }
 
 struct tick {
+	const struct tick_opts *opts;
+	uint64_t now_ms;
 	struct np_task_list list;
 	struct np_sched_plan plan;
-	struct np_report *snap;
-	struct np_policy_task *samples;
-	unsigned *sample_entry; /* snapshot index of each sample */
-	uint64_t *sample_bytes; /* numa_maps bytes read for each sample */
-	unsigned nr_samples;
+	struct np_snapshot *snap;
+	/* The snapshot entries read for a decision, and their states. */
+	unsigned *picked_entry;
+	struct np_task_state **picked_state;
+	uint64_t *picked_bytes; /* numa_maps bytes read for each */
+	unsigned nr_picked;
 };
 
 static void tick_clear(struct tick *t)
 {
 	np_task_list_clear(&t->list);
 	np_sched_plan_free(&t->plan);
-	free(t->samples);
-	free(t->sample_entry);
-	free(t->sample_bytes);
+	free(t->picked_entry);
+	free(t->picked_state);
+	free(t->picked_bytes);
 }
 
-/* Whether a task the scheduler does not read now is shown in the report. */
-static bool shown_in_report(const struct np_engine *engine, const struct np_task *task)
+static struct np_policy_machine machine_of(const struct np_engine *engine, const struct tick *t)
 {
-	return engine->report && !task->kthread && task->rss_bytes >= engine->report_min_rss_bytes;
+	return (struct np_policy_machine){
+		.topo = t->snap->topo,
+		.node_busy = t->snap->node_load,
+		.kernel_numa_balancing = t->snap->kernel_numa_balancing > 0,
+		.filter = engine->filter,
+		.one_look = t->opts->look_once,
+	};
+}
+
+static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu,
+					 const struct np_policy_history *hist)
+{
+	return (struct np_policy_task){
+		.task = &e->task,
+		.node_bytes = e->has_memory ? e->mem.movable_bytes : NULL,
+		.nr_node_slots = e->mem.nr_node_slots,
+		.policy_bytes = e->mem.policy_bytes,
+		.shared_file_bytes = e->mem.shared_file_bytes,
+		.cpu_percent = cpu,
+		.hist = hist,
+	};
 }
 
 static int observe(struct np_engine *engine, struct tick *t)
 {
-	struct np_report *snap = t->snap;
+	struct np_snapshot *snap = t->snap;
 	int err;
 
 	err = np_topology_read(engine->ctx, &snap->topo);
@@ -528,10 +270,11 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (!snap->node_load)
 		return -ENOMEM;
 	snap->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
+	if (t->opts->look_once)
+		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
-	if (err)
-		return err;
-	err = np_task_source_scan(engine->src, &t->list);
+	if (!err)
+		err = np_task_source_scan(engine->src, &t->list);
 	if (err)
 		return err;
 	snap->uptime_ms = t->list.uptime_ms;
@@ -540,110 +283,119 @@ static int observe(struct np_engine *engine, struct tick *t)
 		if (err)
 			return err;
 	}
-	/* Sorted by pid: state lookups and the report's order. */
-	qsort(t->list.tasks, t->list.nr, sizeof(*t->list.tasks), cmp_task_pid);
-	prune_states(engine, &t->list);
-	np_actuator_prune(engine->act);
-	return np_sched_plan(engine->sched, &t->list, &t->plan);
+	np_task_list_sort(&t->list);
+	err = np_state_table_sync(&engine->states, &t->list, engine->sched);
+	if (!err) {
+		engine->planned = &t->list;
+		err = np_sched_plan(engine->sched, &t->list, engine->states.sched,
+				    t->opts->look_once, &t->plan);
+		engine->planned = NULL;
+	}
+	if (err)
+		return err;
+	/* Every task passed over is counted under its reason. */
+	for (unsigned i = 0; i < t->plan.nr_verdicts; i++)
+		np_stats_add_skip(engine->stats, t->plan.verdicts[i].reason);
+	return 0;
 }
 
-static struct np_policy_machine machine_of(const struct np_report *snap)
+/* Read one entry's details (unless the scheduler's filter already did) and
+ * memory. Returns 0, 1 when the task is to be left out (it vanished, or one
+ * of its files is odd: the reader logged it with its file and line), or
+ * -errno. */
+static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t *bytes_read)
 {
-	return (struct np_policy_machine){
-		.topo = snap->topo,
-		.node_busy = snap->node_load,
-		.kernel_numa_balancing = snap->kernel_numa_balancing > 0,
-	};
+	int err = 0;
+
+	*bytes_read = 0;
+	if (!e->task.has_details)
+		err = np_task_read_details(engine->ctx, &e->task);
+	if (!err)
+		err = np_memory_read(engine->reader, engine->ctx, e->task.pid, &e->mem, bytes_read);
+	if (err == -ESRCH || err == -EINVAL || np_is_vanished_error(err))
+		return 1;
+	if (err)
+		return err;
+	e->has_memory = true;
+	return 0;
 }
 
-/* Where the task runs and how local it is, as the policy sees it. */
-static void locate(const struct np_engine *engine, const struct np_report *snap,
-		   struct np_report_task *rt, struct np_policy_history *hist)
+/* The report shows a task not read now with the scheduler's reason. */
+static void skip_entry(const struct np_engine *engine, const struct tick *t,
+		       struct np_snap_task *e)
 {
-	struct np_policy_machine m = machine_of(snap);
-	struct np_policy_task pt = {
-		.task = &rt->task,
-		.node_bytes = rt->node_bytes,
-		.nr_node_slots = rt->nr_node_slots,
-		.hist = hist,
-	};
-	double locality;
+	struct np_policy_machine m = machine_of(engine, t);
+	struct np_policy_task pt = policy_task(e, 0, NULL);
+	struct np_action *a = &e->action;
 
-	if (np_policy_locate(&m, &engine->cfg, &pt, &rt->run_node, &rt->home_node, &locality))
-		rt->locality = locality;
+	np_policy_locate(&m, &engine->cfg, &pt, &e->run_node, &e->home_node, &e->locality);
+	memset(a, 0, sizeof(*a));
+	a->pid = e->task.pid;
+	a->start_ticks = e->task.start_ticks;
+	a->kind = NP_ACTION_SKIP;
+	a->reason = e->verdict.reason;
+	a->target_node = a->thread_node = a->home_node = -1;
+	np_sched_verdict_text(engine->sched, &e->task, &e->verdict, a->reason_text,
+			      sizeof(a->reason_text));
+	e->has_decision = true;
 }
 
-/* Read the memory of the picked tasks (and, for the report, of every shown
- * task) into snapshot entries; picked ones become policy samples. */
-static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
+/* Read the memory of the picked tasks (and, in a look, of every shown
+ * task) into snapshot entries, once: the decision and the action both
+ * work from it. */
+static int read_tasks(struct np_engine *engine, struct tick *t)
 {
-	struct np_report *snap = t->snap;
+	struct np_snapshot *snap = t->snap;
 	bool *picked = calloc(t->list.nr + 1, sizeof(bool));
 	int err = 0;
 
 	snap->tasks = calloc(t->list.nr + 1, sizeof(*snap->tasks));
-	t->samples = calloc(t->plan.nr_picks + 1, sizeof(*t->samples));
-	t->sample_entry = calloc(t->plan.nr_picks + 1, sizeof(unsigned));
-	t->sample_bytes = calloc(t->plan.nr_picks + 1, sizeof(uint64_t));
-	if (!picked || !snap->tasks || !t->samples || !t->sample_entry || !t->sample_bytes) {
+	t->picked_entry = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_entry));
+	t->picked_state = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_state));
+	t->picked_bytes = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_bytes));
+	if (!picked || !snap->tasks || !t->picked_entry || !t->picked_state || !t->picked_bytes) {
 		free(picked);
 		return -ENOMEM;
 	}
-	/* Make every state first: adding one moves the others, and samples
-	 * point into them. */
-	for (unsigned p = 0; p < t->plan.nr_picks; p++) {
+	for (unsigned p = 0; p < t->plan.nr_picks; p++)
 		picked[t->plan.picks[p]] = true;
-		if (!get_state(engine, &t->list.tasks[t->plan.picks[p]])) {
-			free(picked);
-			return -ENOMEM;
-		}
-	}
-	for (unsigned i = 0; i < t->list.nr; i++) {
+	for (unsigned i = 0; i < t->list.nr && !err; i++) {
 		struct np_task *task = &t->list.tasks[i];
-		struct np_report_task *rt = &snap->tasks[snap->nr_tasks];
+		struct np_task_state *st = &engine->states.v[i];
+		struct np_snap_task *e = &snap->tasks[snap->nr_tasks];
+		bool shown = t->opts->look_once && !task->kthread &&
+			     task->rss_bytes >= t->opts->min_rss_bytes;
 		uint64_t bytes_read;
 		int r;
 
-		if (!picked[i] && !shown_in_report(engine, task))
+		if (!picked[i] && !shown)
 			continue;
-		rt->task = *task;
-		memset(task, 0, sizeof(*task)); /* the entry owns it now */
-		rt->picked = picked[i];
-		rt->verdict = t->plan.verdicts[i];
-		r = np_report_observe_task(engine->ctx, engine->parser, rt, &bytes_read);
-		if (rt->picked) {
+		e->task = *task;
+		memset(task, 0, sizeof(*task)); /* the entry owns its details now */
+		e->picked = picked[i];
+		e->verdict = t->plan.verdicts[i];
+		e->run_node = e->home_node = -1;
+		r = read_entry(engine, e, &bytes_read);
+		if (e->picked) {
 			np_log(engine->ctx, LOG_DEBUG, "read numa_maps of pid %d (%s), age %llu ms: %d",
-			       rt->task.pid, rt->task.comm, (unsigned long long)rt->task.age_ms, r);
+			       e->task.pid, e->task.comm, (unsigned long long)e->task.age_ms, r);
 			np_stats_add_scan(engine->stats, bytes_read);
 			if (r != 0)
-				np_sched_done(engine->sched, &rt->task, bytes_read, NP_SCAN_FAILED);
+				np_sched_done(engine->sched, &st->sched, &e->task, bytes_read,
+					      NP_SCAN_FAILED);
 		}
-		if (r < 0) {
-			err = r;
-			np_report_task_clear(rt);
-			break;
-		}
-		if (r > 0) {
-			np_report_task_clear(rt);
-			memset(rt, 0, sizeof(*rt));
+		if (r != 0) {
+			np_snap_task_clear(e);
+			memset(e, 0, sizeof(*e));
+			err = r < 0 ? r : 0;
 			continue;
 		}
-		locate(engine, snap, rt, rt->picked ? &find_state(engine, rt->task.pid)->hist : NULL);
-		if (rt->picked) {
-			struct task_state *st = find_state(engine, rt->task.pid);
-			struct np_policy_task *s = &t->samples[t->nr_samples];
-
-			s->task = &rt->task;
-			s->node_bytes = rt->node_bytes;
-			s->nr_node_slots = rt->nr_node_slots;
-			s->cpu_percent = cpu_percent(st, &rt->task, &t->list, now_ms);
-			s->hist = &st->hist;
-			t->sample_bytes[t->nr_samples] = bytes_read;
-			t->sample_entry[t->nr_samples++] = snap->nr_tasks;
+		if (e->picked) {
+			t->picked_entry[t->nr_picked] = snap->nr_tasks;
+			t->picked_state[t->nr_picked] = st;
+			t->picked_bytes[t->nr_picked++] = bytes_read;
 		} else {
-			enum np_reason reason = verdict_reason(rt->verdict.reason);
-
-			skip_action(rt, reason, &rt->verdict, &engine->cfg);
+			skip_entry(engine, t, e);
 		}
 		snap->nr_tasks++;
 	}
@@ -651,73 +403,166 @@ static int read_tasks(struct np_engine *engine, struct tick *t, uint64_t now_ms)
 	return err;
 }
 
-static int decide_and_act(struct np_engine *engine, struct tick *t, uint64_t now_ms)
+/* Log what an action did; the daemon logs the decision itself. */
+static void log_move(const struct np_engine *engine, const struct np_snap_task *e,
+		     const struct np_move_result *res, int err)
 {
-	struct np_report *snap = t->snap;
-	struct np_policy_machine m = machine_of(snap);
-	struct np_policy_history *saved;
-	struct np_action *actions;
-	int *previous;
-	unsigned looks;
+	const struct np_action *a = &e->action;
+
+	if (!err)
+		np_log(engine->ctx, LOG_INFO,
+		       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
+		       e->task.pid, e->task.comm, (unsigned long long)res->pages_moved,
+		       a->target_node, res->calls, (double)res->elapsed_ns / 1e6,
+		       (unsigned long long)res->pages_failed);
+	else if (err != -EAGAIN)
+		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s",
+		       e->task.pid, e->task.comm, a->target_node, strerror(-err));
+}
+
+/* Carry out one move. Fills e->outcome and e->moved_bytes. */
+static void act(struct np_engine *engine, const struct np_topology *topo, struct np_snap_task *e,
+		struct np_task_state *st)
+{
+	const struct np_action *a = &e->action;
+	struct np_affinity_result ares = {0};
+	struct np_move_result res = {0};
 	int err = 0;
 
-	if (!t->nr_samples)
+	if (st->no_effect_node == a->target_node && st->no_effect_looks) {
+		st->no_effect_looks--;
+		np_stats_add_skip(engine->stats, NP_REASON_NO_EFFECT);
+		e->outcome = NP_SNAP_DEFERRED;
+		return;
+	}
+	if (a->move_pages) {
+		err = np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
+					     a->target_node, a->move_bytes, &res);
+		log_move(engine, e, &res, err);
+		e->moved_bytes = res.bytes_moved;
+	}
+	if (!err && a->set_affinity) {
+		const struct np_node *node = np_topology_node(topo, a->target_node);
+
+		if (node)
+			err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &node->cpus,
+						       &ares);
+	}
+	/* The actuator counts its own skips (vanished, backoff, rate). */
+	if (err) {
+		e->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
+	} else if (!res.bytes_moved && !ares.counts[NP_THREAD_NARROWED]) {
+		/* Nothing it could move, nothing to narrow: trying again next
+		 * look would change nothing either. */
+		e->outcome = NP_SNAP_NO_EFFECT;
+		e->first_no_effect = st->no_effect_node != a->target_node;
+		st->no_effect_wait = e->first_no_effect ? NO_EFFECT_LOOKS_MIN
+				     : st->no_effect_wait * 2 > NO_EFFECT_LOOKS_MAX
+					 ? NO_EFFECT_LOOKS_MAX
+					 : st->no_effect_wait * 2;
+		st->no_effect_node = a->target_node;
+		st->no_effect_looks = st->no_effect_wait;
+	} else {
+		e->outcome = NP_SNAP_DONE;
+		st->no_effect_node = -1;
+		st->no_effect_wait = 0;
+	}
+	np_affinity_result_clear(&ares);
+}
+
+/* What the look means for the task's scan period. */
+static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
+					 const struct np_snap_task *e,
+					 const struct np_task_state *st, int previous_target)
+{
+	unsigned locality = e->has_memory && e->home_node >= 0 ? (unsigned)(e->locality * 100)
+							       : 100;
+
+	if (e->action.kind != NP_ACTION_MOVE || e->outcome != NP_SNAP_DONE) {
+		if (e->outcome == NP_SNAP_FAILED)
+			return NP_SCAN_FAILED;
+		return st->looked && locality + LOCALITY_DROP_POINTS < st->last_locality
+			       ? NP_SCAN_LOCALITY_DROPPED
+			       : NP_SCAN_STABLE;
+	}
+	/* A dry run changes nothing: the same proposal again is no news. */
+	if (engine->dry_run && previous_target == e->action.target_node)
+		return NP_SCAN_STABLE;
+	return NP_SCAN_CHANGED;
+}
+
+static int decide_and_act(struct np_engine *engine, struct tick *t)
+{
+	struct np_snapshot *snap = t->snap;
+	struct np_policy_machine m = machine_of(engine, t);
+	struct np_policy_task *tasks;
+	struct np_policy_history *next;
+	struct np_action *actions;
+	int err;
+
+	if (!t->nr_picked)
 		return 0;
-	actions = calloc(t->nr_samples, sizeof(*actions));
-	previous = calloc(t->nr_samples, sizeof(int));
-	if (!actions || !previous) {
-		free(actions);
-		free(previous);
-		return -ENOMEM;
+	tasks = calloc(t->nr_picked, sizeof(*tasks));
+	actions = calloc(t->nr_picked, sizeof(*actions));
+	next = calloc(t->nr_picked, sizeof(*next));
+	if (!tasks || !actions || !next) {
+		err = -ENOMEM;
+		goto out;
 	}
-	saved = calloc(t->nr_samples, sizeof(*saved));
-	if (!saved) {
-		free(actions);
-		free(previous);
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < t->nr_samples; i++) {
-		previous[i] = t->samples[i].hist->target_node;
-		saved[i] = *t->samples[i].hist;
-	}
-	/* A report is a single look. It shows what the daemon would do if what
-	 * it sees now lasted: the looks a first move of threads that are not
-	 * pinned waits for go by on the same sample. */
-	looks = engine->report && engine->cfg.hysteresis_periods ? engine->cfg.hysteresis_periods : 1;
-	for (unsigned k = 0; !err && k < looks; k++)
-		err = np_policy_decide_all(&m, &engine->cfg, t->samples, t->nr_samples, actions);
-	for (unsigned i = 0; !err && i < t->nr_samples; i++) {
-		struct np_report_task *rt = &snap->tasks[t->sample_entry[i]];
-		struct task_state *st = find_state(engine, rt->task.pid);
-		enum np_skip_reason skip;
-		enum np_scan_outcome outcome;
+	for (unsigned i = 0; i < t->nr_picked; i++) {
+		const struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
+		struct np_task_state *st = t->picked_state[i];
 
-		if (engine->should_stop && engine->should_stop(engine->stop_data))
-			break;
-
-		rt->action = actions[i];
-		rt->has_decision = true;
-		skip = stats_skip(rt->action.reason);
-		if (skip != NP_SKIP_NR)
-			np_stats_add_skip(engine->stats, skip);
-		outcome = act(engine, rt, snap->topo, st, previous[i]);
-		/* The policy counts a move as made: one that failed is not. */
-		if (outcome == NP_SCAN_FAILED)
-			st->hist = saved[i];
-		st->last_look_ms = now_ms;
-		st->last_cpu_ticks = rt->task.cpu_ticks;
-		np_sched_done(engine->sched, &rt->task, t->sample_bytes[i], outcome);
+		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list.ticks_per_s, t->now_ms),
+				       st->hist);
 	}
+	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next);
+	for (unsigned i = 0; !err && i < t->nr_picked; i++) {
+		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
+		struct np_task_state *st = t->picked_state[i];
+		const struct np_action *a = &actions[i];
+		int previous_target = st->hist ? st->hist->target_node : -1;
+
+		e->action = *a;
+		e->has_decision = true;
+		e->run_node = a->thread_node;
+		e->home_node = a->home_node;
+		e->locality = a->locality;
+		if (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD)
+			np_stats_add_skip(engine->stats, a->reason);
+		/* A one-shot look acts on nothing, and neither does a tick
+		 * asked to stop. */
+		if (a->kind == NP_ACTION_MOVE && !t->opts->look_once &&
+		    !(engine->should_stop && engine->should_stop(engine->stop_data)))
+			act(engine, snap->topo, e, st);
+		/* The history records a move as made: only one that was made
+		 * is committed. */
+		if (a->kind != NP_ACTION_MOVE || e->outcome == NP_SNAP_DONE) {
+			if (!st->hist && !(st->hist = malloc(sizeof(*st->hist)))) {
+				err = -ENOMEM;
+				break;
+			}
+			*st->hist = next[i];
+		}
+		np_sched_done(engine->sched, &st->sched, &e->task, t->picked_bytes[i],
+			      scan_outcome(engine, e, st, previous_target));
+		st->looked = true;
+		st->last_look_ms = t->now_ms;
+		st->last_cpu_ticks = e->task.cpu_ticks;
+		st->last_locality =
+		    e->has_memory && e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
+	}
+out:
+	free(tasks);
 	free(actions);
-	free(previous);
-	free(saved);
+	free(next);
 	return err;
 }
 
-int np_engine_tick(struct np_engine *engine, struct np_report **snapshot)
+static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
+		    struct np_snapshot **snapshot)
 {
-	struct tick t = {0};
-	uint64_t now_ms = np_clock_now_ms(engine->clock);
+	struct tick t = {.opts = opts, .now_ms = np_clock_now_ms(engine->clock)};
 	int err;
 
 	t.snap = calloc(1, sizeof(*t.snap));
@@ -725,14 +570,40 @@ int np_engine_tick(struct np_engine *engine, struct np_report **snapshot)
 		return -ENOMEM;
 	err = observe(engine, &t);
 	if (!err)
-		err = read_tasks(engine, &t, now_ms);
+		err = read_tasks(engine, &t);
 	if (!err)
-		err = decide_and_act(engine, &t, now_ms);
+		err = decide_and_act(engine, &t);
 	tick_clear(&t);
 	if (err || !snapshot) {
-		np_report_free(t.snap);
+		np_snapshot_free(t.snap);
 		return err;
 	}
 	*snapshot = t.snap;
 	return 0;
+}
+
+int np_engine_tick(struct np_engine *engine, struct np_snapshot **snapshot)
+{
+	static const struct tick_opts daemon_tick = {0};
+
+	return run_tick(engine, &daemon_tick, snapshot);
+}
+
+int np_engine_look_once(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
+			struct np_snapshot **out)
+{
+	struct tick_opts opts = {.look_once = true, .min_rss_bytes = min_rss_bytes};
+	struct np_engine_params params = {.ctx = ctx, .dry_run = true};
+	struct np_engine *engine = NULL;
+	int err;
+
+	err = np_clock_new_monotonic(&params.clock);
+	if (err)
+		return err;
+	err = np_engine_new(&params, cfg, &engine);
+	if (!err)
+		err = run_tick(engine, &opts, out);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	return err;
 }

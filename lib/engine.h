@@ -7,16 +7,18 @@
 #include "clock.h"
 #include "config.h"
 #include "context.h"
-#include "report.h"
 #include "scheduler.h"
+#include "snapshot.h"
 #include "stats.h"
 
 /*
- * One placement cycle, from observation to action: topology and tasks are
- * read, the scan scheduler picks the tasks whose numa_maps to read, the
- * policy decides, the actuator acts (or, dry, records). The daemon calls
- * np_engine_tick() from its timer; the one-shot report is a single tick in
- * report mode. The engine owns every piece of per-task state.
+ * One placement cycle, from observation to action (docs/architecture.md):
+ * topology and tasks are read, the per-task state table is synced to the
+ * task list, the scan scheduler picks the tasks whose numa_maps to read,
+ * each is read once, the policy decides, the actuator acts on that same
+ * read (or, dry, records), and what the tick saw and did comes back as a
+ * snapshot. The daemon calls np_engine_tick() from its timer; the one-shot
+ * report is np_engine_look_once().
  */
 struct np_engine;
 
@@ -24,11 +26,6 @@ struct np_engine_params {
 	struct np_ctx *ctx;     /* must outlive the engine */
 	struct np_clock *clock; /* must outlive the engine */
 	bool dry_run;           /* decide and record, change nothing */
-	/* One-shot report: no scan budget, and every user task at or above
-	 * report_min_rss_bytes is shown with its memory (also those the
-	 * daemon would not read yet, which say why). */
-	bool report;
-	uint64_t report_min_rss_bytes;
 	/* Asked between actions and between migration batches: true ends the
 	 * cycle early (the daemon's SIGTERM). NULL: never. */
 	bool (*should_stop)(void *data);
@@ -41,15 +38,25 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 		  struct np_engine **out);
 void np_engine_free(struct np_engine *engine);
 
-/* Apply a reloaded configuration whole (SIGHUP). Returns 0, or -EINVAL with
- * the old one still in force. */
+/* Apply a reloaded configuration whole (SIGHUP): the scheduler, the
+ * filter, the policy and the actuator's rate. Returns 0, or -EINVAL or
+ * -ENOMEM with the old one still in force. */
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg);
 
-/* Run one cycle. With @snapshot, also hand back what the cycle saw and
- * decided (the caller frees it with np_report_free): in report mode every
- * shown task, otherwise the tasks read this tick. Returns 0 or -errno (the
- * machine could not be observed at all). */
-int np_engine_tick(struct np_engine *engine, struct np_report **snapshot);
+/* Run one cycle. With @snapshot, also hand back the tasks read this tick,
+ * with what was decided and done (free with np_snapshot_free). Returns 0 or
+ * -errno (the machine could not be observed at all). */
+int np_engine_tick(struct np_engine *engine, struct np_snapshot **snapshot);
+
+/*
+ * One dry look at the machine under @ctx's root with @cfg, for the report:
+ * every user task of at least @min_rss_bytes is read and shown, the scan
+ * budget does not apply, and a decision that would wait for
+ * hysteresis_periods agreeing looks is made as if this look had lasted
+ * that long (snapshot->assumed_looks says so). Returns 0 or -errno.
+ */
+int np_engine_look_once(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
+			struct np_snapshot **out);
 
 struct np_stats *np_engine_stats(struct np_engine *engine);
 const struct np_sched_counters *np_engine_sched_counters(const struct np_engine *engine);

@@ -831,3 +831,26 @@ int np_nm_read_task(struct np_ctx *ctx, int pid, struct np_nm_parser *p, uint64_
 		       root[strlen(root) - 1] == '/' ? "" : "/", path, p->err_line, p->err_msg);
 	return err;
 }
+
+const char *np_mpol_name(enum np_mpol mode)
+{
+	switch (mode) {
+	case NP_MPOL_DEFAULT:
+		return "default";
+	case NP_MPOL_PREFER:
+		return "prefer";
+	case NP_MPOL_BIND:
+		return "bind";
+	case NP_MPOL_INTERLEAVE:
+		return "interleave";
+	case NP_MPOL_LOCAL:
+		return "local";
+	case NP_MPOL_PREFER_MANY:
+		return "prefer (many)";
+	case NP_MPOL_WEIGHTED_INTERLEAVE:
+		return "weighted interleave";
+	case NP_MPOL_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}

@@ -53,6 +53,9 @@ enum np_mpol {
 	NP_MPOL_UNKNOWN,	     /* the kernel's own "unknown" */
 };
 
+/* The mode's name as numa_maps prints it ("prefer", "prefer (many)"). */
+const char *np_mpol_name(enum np_mpol mode);
+
 /* Mode flags printed after the policy: "=static", "=relative", "=balancing".
  * Static and relative exclude each other; balancing combines with either
  * ("bind=static|balancing:0-1"). */

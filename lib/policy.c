@@ -29,7 +29,6 @@
 #include "policy.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,32 +126,6 @@ struct placement {
 	double cost;   /* steady plus the one-off cost of getting there */
 };
 
-static const char *const reason_names[NP_REASON_COUNT] = {
-    [NP_REASON_LOCAL] = "local",
-    [NP_REASON_NO_BETTER_NODE] = "no-better-node",
-    [NP_REASON_NO_ROOM] = "no-room",
-    [NP_REASON_HYSTERESIS] = "hysteresis",
-    [NP_REASON_MISPLACED] = "misplaced",
-    [NP_REASON_TOO_BIG] = "too-big",
-    [NP_REASON_SINGLE_NODE] = "single-node",
-    [NP_REASON_TOO_YOUNG] = "too-young",
-    [NP_REASON_TOO_SMALL] = "too-small",
-    [NP_REASON_IDLE] = "idle",
-    [NP_REASON_EXCLUDED] = "excluded",
-    [NP_REASON_KERNEL_THREAD] = "kernel-thread",
-    [NP_REASON_BOUND] = "bound",
-    [NP_REASON_KERNEL_BALANCING] = "kernel-balancing",
-    [NP_REASON_NO_MEMORY_DATA] = "no-memory-data",
-    [NP_REASON_NO_DETAILS] = "no-details",
-};
-
-const char *np_reason_name(enum np_reason reason)
-{
-	if ((unsigned)reason >= NP_REASON_COUNT)
-		return "unknown";
-	return reason_names[reason];
-}
-
 const char *np_action_kind_name(enum np_action_kind kind)
 {
 	switch (kind) {
@@ -194,24 +167,6 @@ static void say(struct np_action *a, enum np_action_kind kind, enum np_reason re
 	va_end(args);
 }
 
-struct size_text {
-	char s[24];
-};
-
-/* "300 KiB", "512 MiB", "12.5 GiB": short and exact enough to act on. */
-static struct size_text size_text(uint64_t bytes)
-{
-	struct size_text t;
-
-	if (bytes >= 10 * 1024 * MIB)
-		snprintf(t.s, sizeof(t.s), "%.1f GiB", (double)bytes / (double)(1024 * MIB));
-	else if (bytes >= MIB)
-		snprintf(t.s, sizeof(t.s), "%" PRIu64 " MiB", (bytes + MIB / 2) / MIB);
-	else
-		snprintf(t.s, sizeof(t.s), "%" PRIu64 " KiB", (bytes + 512) / 1024);
-	return t;
-}
-
 struct list_text {
 	char s[64];
 };
@@ -231,114 +186,14 @@ static unsigned percent(uint64_t part, uint64_t whole)
 	return whole ? (unsigned)((double)part * 100.0 / (double)whole) : 0;
 }
 
-/* ---- screening ---- */
-
-static bool strv_match_glob(const struct np_strv *v, const char *s, const char **which)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		if (fnmatch(v->v[i], s, 0) == 0) {
-			*which = v->v[i];
-			return true;
-		}
-	}
-	return false;
-}
-
-/* A prefix matches whole path components: "/system.slice" covers
- * "/system.slice/cron.service", not "/system.slice2". */
-static bool cgroup_under(const char *path, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	while (n > 1 && prefix[n - 1] == '/')
-		n--;
-	if (strncmp(path, prefix, n) != 0)
-		return false;
-	return path[n] == '\0' || path[n] == '/' || (n == 1 && prefix[0] == '/');
-}
-
-static bool strv_match_cgroup(const struct np_strv *v, const char *path, const char **which)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		if (cgroup_under(path, v->v[i])) {
-			*which = v->v[i];
-			return true;
-		}
-	}
-	return false;
-}
-
 static void action_init(struct np_action *a, const struct np_task *task)
 {
 	memset(a, 0, sizeof(*a));
 	a->pid = task->pid;
 	a->start_ticks = task->start_ticks;
-	a->target_node = -1;
+	a->target_node = a->thread_node = a->home_node = -1;
 	a->kind = NP_ACTION_SKIP;
-}
-
-bool np_policy_screen(const struct np_config *cfg, const struct np_task *task, double cpu_percent,
-		      struct np_action *out)
-{
-	const enum np_action_kind skip = NP_ACTION_SKIP;
-	const char *which;
-
-	action_init(out, task);
-	out->total_bytes = task->rss_bytes;
-	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
-		say(out, skip, NP_REASON_KERNEL_THREAD, "kernel thread");
-		return false;
-	}
-	for (size_t i = 0; i < cfg->nr_exclude_pid; i++) {
-		if (cfg->exclude_pid[i] == task->pid) {
-			say(out, skip, NP_REASON_EXCLUDED, "pid %d is in exclude_pid", task->pid);
-			return false;
-		}
-	}
-	if (strv_match_glob(&cfg->exclude_comm, task->comm, &which)) {
-		say(out, skip, NP_REASON_EXCLUDED, "comm \"%s\" matches exclude_comm \"%s\"",
-		    task->comm, which);
-		return false;
-	}
-	if (cfg->include_comm.n && !strv_match_glob(&cfg->include_comm, task->comm, &which)) {
-		say(out, skip, NP_REASON_EXCLUDED, "comm \"%s\" matches no include_comm pattern",
-		    task->comm);
-		return false;
-	}
-	/* The cgroup is only known once details are read; np_policy_decide
-	 * screens again then. */
-	if (task->has_details && (cfg->exclude_cgroup.n || cfg->include_cgroup.n)) {
-		const char *cg = task->cgroup ? task->cgroup : "";
-
-		if (strv_match_cgroup(&cfg->exclude_cgroup, cg, &which)) {
-			say(out, skip, NP_REASON_EXCLUDED, "cgroup %s is under exclude_cgroup %s",
-			    cg, which);
-			return false;
-		}
-		if (cfg->include_cgroup.n && !strv_match_cgroup(&cfg->include_cgroup, cg, &which)) {
-			say(out, skip, NP_REASON_EXCLUDED, "cgroup %s is under no include_cgroup",
-			    *cg ? cg : "(unknown)");
-			return false;
-		}
-	}
-	if (task->age_ms < cfg->scan_delay_ms) {
-		say(out, skip, NP_REASON_TOO_YOUNG,
-		    "started %" PRIu64 " ms ago, scan_delay_ms is %" PRIu64, task->age_ms,
-		    cfg->scan_delay_ms);
-		return false;
-	}
-	if (task->rss_bytes < cfg->min_rss_mb * MIB) {
-		say(out, skip, NP_REASON_TOO_SMALL, "RSS %s is below min_rss_mb %" PRIu64,
-		    size_text(task->rss_bytes).s, cfg->min_rss_mb);
-		return false;
-	}
-	if (cpu_percent < (double)cfg->min_cpu_percent) {
-		say(out, skip, NP_REASON_IDLE,
-		    "%.1f%% CPU since the last look, below min_cpu_percent %u", cpu_percent,
-		    cfg->min_cpu_percent);
-		return false;
-	}
-	return true;
+	a->total_bytes = task->rss_bytes;
 }
 
 /* ---- the machine ---- */
@@ -745,15 +600,16 @@ static void record_look(struct np_policy_history *h, int proposal)
  * to have been the best for that many looks in a row, and that streak
  * doubles, triples... with each past flip, so a task cannot ping-pong.
  */
-static bool admit(const struct np_policy_history *h, const struct np_config *cfg, int target,
-		  bool settled, char *why, size_t len)
+static bool admit(const struct view *v, const struct np_policy_history *h,
+		  const struct np_config *cfg, int target, bool settled, char *why, size_t len)
 {
 	unsigned periods = cfg->hysteresis_periods, backoff;
 
 	if (periods == 0)
 		return true;
 	if (h->target_node < 0) {
-		if (settled || h->proposed_streak >= periods)
+		/* One look stands for hysteresis_periods of them. */
+		if (settled || v->m->one_look || h->proposed_streak >= periods)
 			return true;
 		snprintf(why, len, "threads not pinned: node %d best for %u of %u looks needed",
 			 target, h->proposed_streak, periods);
@@ -812,14 +668,14 @@ static void describe_place(char *buf, size_t len, const struct view *v, const st
 		/* Pages beside each group of threads count: one node's share
 		 * would say little. */
 		snprintf(buf, len, "%u%% of %s beside its threads on nodes %s",
-			 locality_percent(s), size_text(s->total).s, thread_nodes(v, s).s);
+			 locality_percent(s), np_size_text(s->total).s, thread_nodes(v, s).s);
 		return;
 	}
 	threads = s->pinned ? "threads pinned to" : "threads on";
 	/* "only" when the biggest share is already at home, just not enough. */
 	snprintf(buf, len, "%s%u%% of %s on node %d, %s node %d",
 		 s->biggest_idx == s->home_idx && s->bytes[s->home_idx] < s->total ? "only " : "",
-		 percent(s->bytes[s->biggest_idx], s->total), size_text(s->total).s,
+		 percent(s->bytes[s->biggest_idx], s->total), np_size_text(s->total).s,
 		 topo->nodes[s->biggest_idx].id, threads,
 		 s->thread_idx >= 0 ? topo->nodes[s->thread_idx].id : -1);
 }
@@ -859,7 +715,7 @@ static void narrow_to(struct np_action *a, const struct sample *s, const struct 
 static void verb_text(char *buf, size_t len, const struct np_action *a, const struct view *v,
 		      int cpu_idx)
 {
-	struct size_text moved = size_text(a->move_bytes), all = size_text(a->misplaced_bytes);
+	struct np_size_text moved = np_size_text(a->move_bytes), all = np_size_text(a->misplaced_bytes);
 	int cpu_node = cpu_idx >= 0 ? v->topo->nodes[cpu_idx].id : -1;
 	char partial[64] = "";
 
@@ -913,7 +769,7 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 		record_look(h, -1);
 		say(a, NP_ACTION_KEEP, NP_REASON_NO_ROOM,
 		    "%s: %s needs more than the allowed nodes can hold with %u%% headroom", place,
-		    size_text(s->total).s, cfg->node_mem_headroom_percent);
+		    np_size_text(s->total).s, cfg->node_mem_headroom_percent);
 		np_bitmap_zero(&a->target_nodes);
 		return;
 	}
@@ -926,7 +782,7 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 		    percent(inside, s->total), list_text(&a->target_nodes).s);
 		return;
 	}
-	if (!admit(h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
+	if (!admit(v, h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS,
 		    "%s: would spread over nodes %s; holding: %s", place,
 		    list_text(&a->target_nodes).s, why);
@@ -943,9 +799,9 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 		narrow_to(a, s, t->task, &cpus);
 	}
 	say(a, NP_ACTION_SPREAD, NP_REASON_TOO_BIG,
-	    "%s fits no single node: spread over nodes %s, move %s%s%s", size_text(s->total).s,
-	    list_text(&a->target_nodes).s, size_text(a->move_bytes).s,
-	    a->partial ? " this scan of " : "", a->partial ? size_text(a->misplaced_bytes).s : "");
+	    "%s fits no single node: spread over nodes %s, move %s%s%s", np_size_text(s->total).s,
+	    list_text(&a->target_nodes).s, np_size_text(a->move_bytes).s,
+	    a->partial ? " this scan of " : "", a->partial ? np_size_text(a->misplaced_bytes).s : "");
 }
 
 static void decide_sampled(const struct view *v, const struct np_config *cfg,
@@ -973,7 +829,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
 		record_look(h, topo->nodes[s->home_idx].id);
 		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
-		    "all %s on node %d, the only node allowed to hold it", size_text(s->total).s,
+		    "all %s on node %d, the only node allowed to hold it", np_size_text(s->total).s,
 		    topo->nodes[s->home_idx].id);
 		return;
 	}
@@ -984,7 +840,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		else
 			say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
 			    "%u%% of %s on node %d, where its threads run", locality,
-			    size_text(s->total).s, topo->nodes[s->home_idx].id);
+			    np_size_text(s->total).s, topo->nodes[s->home_idx].id);
 		return;
 	}
 
@@ -1046,7 +902,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 		return;
 	}
 	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
-	if (!admit(h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
+	if (!admit(v, h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
 		    verb, why);
 		a->move_pages = a->set_affinity = a->partial = false;
@@ -1069,36 +925,97 @@ static void remember_narrowing(struct np_policy_history *h, const struct sample 
 	h->narrowed = true;
 }
 
+static uint64_t unmovable_total(const struct np_policy_task *t)
+{
+	uint64_t sum = t->shared_file_bytes;
+
+	for (unsigned m = 0; t->policy_bytes && m <= NP_MPOL_UNKNOWN; m++)
+		sum += t->policy_bytes[m];
+	return sum;
+}
+
+/* "400 MiB under its own memory policy (prefer, bind), 50 MiB of files other
+ * tasks map": what the actuator leaves alone. Empty when nothing. */
+static void unmovable_text(char *buf, size_t len, const struct np_policy_task *t)
+{
+	uint64_t policy = unmovable_total(t) - t->shared_file_bytes;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (policy) {
+		n += (size_t)snprintf(buf, len, "%s under its own memory policy (",
+				      np_size_text(policy).s);
+		for (unsigned m = 0, first = 1; m <= NP_MPOL_UNKNOWN && n < len; m++) {
+			if (!t->policy_bytes[m])
+				continue;
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", first ? "" : ", ",
+					      np_mpol_name(m));
+			first = 0;
+		}
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, ")");
+	}
+	if (t->shared_file_bytes && n < len)
+		snprintf(buf + n, len - n, "%s%s of files other tasks map", n ? ", " : "",
+			 np_size_text(t->shared_file_bytes).s);
+}
+
 static void decide_one(const struct view *v, const struct np_config *cfg,
-		       const struct np_policy_task *t, struct np_action *a)
+		       const struct np_policy_task *t, struct np_action *a,
+		       struct np_policy_history *next)
 {
 	struct np_policy_history h;
 	struct sample sample, *s = &sample;
+	/* Twice a reason: say() cuts what does not fit. */
+	char text[2 * NP_REASON_TEXT_MAX], unmovable[NP_REASON_TEXT_MAX];
 
-	if (!np_policy_screen(cfg, t->task, t->cpu_percent, a))
+	action_init(a, t->task);
+	if (t->hist)
+		h = *t->hist;
+	else
+		np_policy_history_init(&h);
+	if (next)
+		*next = h;
+	/* The scan scheduler screens tasks before they are read; what it
+	 * passed is checked again here, so the policy alone never moves a
+	 * kernel thread or a task the configuration excludes. */
+	if (t->task->kthread || (t->task->flags & NP_PF_KTHREAD)) {
+		say(a, NP_ACTION_SKIP, NP_REASON_KERNEL_THREAD, "%s",
+		    np_reason_sentence(NP_REASON_KERNEL_THREAD));
 		return;
+	}
+	if (v->m->filter && np_filter_excludes(v->m->filter, t->task, text, sizeof(text))) {
+		say(a, NP_ACTION_SKIP, NP_REASON_EXCLUDED, "%s", text);
+		return;
+	}
 	if (!t->task->has_details) {
-		say(a, NP_ACTION_SKIP, NP_REASON_NO_DETAILS, "allowed CPUs and nodes not read");
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_DETAILS, "%s",
+		    np_reason_sentence(NP_REASON_NO_DETAILS));
 		return;
 	}
 	if (!t->node_bytes) {
 		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps not read");
 		return;
 	}
-	if (t->hist)
-		h = *t->hist;
-	else
-		np_policy_history_init(&h);
-
+	unmovable_text(unmovable, sizeof(unmovable), t);
 	if (!sample_task(v, cfg, t, &h, s)) {
-		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
-		    "numa_maps shows no resident pages");
+		if (unmovable[0])
+			say(a, NP_ACTION_KEEP, NP_REASON_USER_POLICY, "%s", unmovable);
+		else
+			say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
+			    "numa_maps shows no resident pages");
 		return;
 	}
 	a->total_bytes = s->total;
+	if (s->thread_idx >= 0)
+		a->thread_node = v->topo->nodes[s->thread_idx].id;
+	if (s->home_idx >= 0)
+		a->home_node = v->topo->nodes[s->home_idx].id;
+	a->locality = s->mt.local;
 	if (v->topo->nr_nodes == 1) {
 		a->locality_percent = percent(s->bytes[0], s->total);
-		say(a, NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, "one node: nowhere to move");
+		say(a, NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, "%s",
+		    np_reason_sentence(NP_REASON_SINGLE_NODE));
 		return;
 	}
 	decide_sampled(v, cfg, t, s, &h, a);
@@ -1106,26 +1023,50 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 	/* With the kernel balancing, the kernel decides; the report still
 	 * says what we would have done, but nothing is recorded. */
 	if (v->m->kernel_numa_balancing && cfg->kernel_balancing == NP_KBAL_DEFER) {
-		char text[2 * NP_REASON_TEXT_MAX]; /* say() truncates */
-
-		snprintf(text, sizeof(text), "kernel NUMA balancing is on, deferring: %s",
-			 a->reason_text);
+		snprintf(text, sizeof(text), "%s: %s",
+			 np_reason_sentence(NP_REASON_KERNEL_BALANCING), a->reason_text);
 		say(a, NP_ACTION_SKIP, NP_REASON_KERNEL_BALANCING, "%s", text);
 		a->move_pages = a->set_affinity = a->partial = false;
 		a->move_bytes = 0;
 		return;
 	}
+	/* Most of it is where the user put it: its placement is theirs, and
+	 * what the daemon may move of it (the rest) stays with it. */
+	if (unmovable[0] && unmovable_total(t) > s->total && a->kind != NP_ACTION_SKIP) {
+		snprintf(text, sizeof(text), "%s; the %s it may move stays with it", unmovable,
+			 np_size_text(s->total).s);
+		say(a, NP_ACTION_KEEP, NP_REASON_USER_POLICY, "%s", text);
+		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_bytes = a->misplaced_bytes = 0;
+		a->target_node = -1;
+		np_bitmap_zero(&a->target_nodes);
+		np_bitmap_zero(&a->source_nodes);
+		np_bitmap_zero(&a->target_cpus);
+		/* Nothing was decided: the history stays as it was. */
+		if (next && t->hist)
+			*next = *t->hist;
+		else if (next)
+			np_policy_history_init(next);
+		return;
+	}
+	/* What stays where the user put it is said, so that a move of the rest
+	 * does not read as if it covered everything. */
+	if (unmovable[0] && (a->kind == NP_ACTION_MOVE || a->kind == NP_ACTION_SPREAD)) {
+		snprintf(text, sizeof(text), "%s; %s stays", a->reason_text, unmovable);
+		say(a, a->kind, a->reason, "%s", text);
+	}
 	remember_narrowing(&h, s, a);
-	if (t->hist)
-		*t->hist = h;
+	if (next)
+		*next = h;
 }
 
 void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
-		      const struct np_policy_task *t, struct np_action *out)
+		      const struct np_policy_task *t, struct np_action *out,
+		      struct np_policy_history *next)
 {
 	struct view v = {.m = m, .topo = m->topo};
 
-	decide_one(&v, cfg, t, out);
+	decide_one(&v, cfg, t, out, next);
 }
 
 /* Count what an action will use, so later tasks in the batch see it. Pages
@@ -1178,7 +1119,7 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 	*locality = 0;
 	if (!s)
 		return false;
-	/* sample_task may update the history; the caller's stays untouched. */
+	/* sample_task may update the history it is given: a copy. */
 	if (t->hist)
 		scratch = *t->hist;
 	else
@@ -1196,7 +1137,8 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 }
 
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
-			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions)
+			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions,
+			 struct np_policy_history *next)
 {
 	unsigned nodes = m->topo->nr_nodes;
 	uint64_t *bytes = calloc(nodes, sizeof(*bytes));
@@ -1209,7 +1151,7 @@ int np_policy_decide_all(const struct np_policy_machine *m, const struct np_conf
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < nr; i++) {
-		decide_one(&v, cfg, &tasks[i], &actions[i]);
+		decide_one(&v, cfg, &tasks[i], &actions[i], next ? &next[i] : NULL);
 		plan(&v, cfg, &tasks[i], &actions[i], bytes, busy);
 	}
 	free(bytes);

@@ -7,15 +7,19 @@
 
 #include "bitmap.h"
 #include "config.h"
+#include "filter.h"
+#include "numa_maps.h"
+#include "reason.h"
 #include "task.h"
 #include "topology.h"
 
 /*
  * The placement policy: a pure function of (topology, per-node free memory
  * and CPU load, task samples, config, per-task history) to one action per
- * task, each with a reason. It does no I/O and keeps no state of its own;
- * the only thing it writes besides the actions is the history the caller
- * keeps for each task, which is what makes hysteresis possible.
+ * task, each with a reason, and each task's next history. It does no I/O,
+ * keeps no state and writes nothing through its inputs: the caller keeps
+ * the histories (which make hysteresis possible) and commits a next one
+ * when its action took effect.
  */
 
 /* What to do with one task. */
@@ -24,27 +28,6 @@ enum np_action_kind {
 	NP_ACTION_MOVE,	  /* pages and/or threads to target_node */
 	NP_ACTION_SPREAD, /* it fits no single node: keep it within target_nodes */
 	NP_ACTION_SKIP,	  /* not considered (the reason says why) */
-};
-
-/* Why. Stable: the names (np_reason_name) are part of the JSON report. */
-enum np_reason {
-	NP_REASON_LOCAL,	    /* keep: enough memory is where the threads run */
-	NP_REASON_NO_BETTER_NODE,   /* keep: no placement is clearly better than now */
-	NP_REASON_NO_ROOM,	    /* keep: the nodes it should go to lack headroom */
-	NP_REASON_HYSTERESIS,	    /* keep: a recent decision holds, or inputs disagree */
-	NP_REASON_MISPLACED,	    /* move: memory is away from the threads */
-	NP_REASON_TOO_BIG,	    /* spread: larger than any one node can hold */
-	NP_REASON_SINGLE_NODE,	    /* keep: nowhere else to go */
-	NP_REASON_TOO_YOUNG,	    /* skip: younger than scan_delay_ms */
-	NP_REASON_TOO_SMALL,	    /* skip: RSS below min_rss_mb */
-	NP_REASON_IDLE,		    /* skip: CPU below min_cpu_percent */
-	NP_REASON_EXCLUDED,	    /* skip: pid, comm or cgroup filter */
-	NP_REASON_KERNEL_THREAD,    /* skip: kernel threads are not ours to move */
-	NP_REASON_BOUND,	    /* skip: its own cpuset or affinity leaves no choice */
-	NP_REASON_KERNEL_BALANCING, /* skip: kernel NUMA balancing is on, kernel_balancing=defer */
-	NP_REASON_NO_MEMORY_DATA,   /* skip: no numa_maps totals, or they are empty */
-	NP_REASON_NO_DETAILS,	    /* skip: allowed CPUs and nodes were not read */
-	NP_REASON_COUNT,
 };
 
 #define NP_REASON_TEXT_MAX 192
@@ -65,16 +48,19 @@ struct np_action {
 	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
 	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
 	unsigned locality_percent;     /* % of its memory local to its threads (np_policy_locate) */
+	/* Where the policy saw it (as np_policy_locate): -1 when unknown. */
+	int thread_node, home_node;
+	double locality;
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 
 /*
  * What the policy remembers about one task between scans. The caller keeps
  * one per task identity (pid, start_ticks), starts it with
- * np_policy_history_init() and passes it back at every look; the policy
- * updates it. One look is one period for hysteresis_periods. The policy
- * records a move as made; a caller that does not carry it out (dry run,
- * failure) may put back the copy it had before the call.
+ * np_policy_history_init() and passes it at every look; the policy gives
+ * back the next one. One look is one period for hysteresis_periods. The
+ * next history records a move as made: a caller commits it when the move
+ * took effect, and keeps the old one when it failed.
  */
 struct np_policy_history {
 	int target_node;		/* node the last move went toward; -1: none yet */
@@ -99,6 +85,12 @@ struct np_policy_machine {
 	const double *node_busy;
 	/* kernel.numa_balancing is on. */
 	bool kernel_numa_balancing;
+	/* The configuration's filter (not owned); NULL: none. */
+	const struct np_filter *filter;
+	/* A single look (the one-shot report): a first move that would wait
+	 * for hysteresis_periods agreeing looks is decided as if this look
+	 * had lasted that long. */
+	bool one_look;
 };
 
 /* One task as sampled by one scan. */
@@ -106,41 +98,41 @@ struct np_policy_task {
 	/* Identity, comm, flags, age, RSS, and, when has_details, allowed CPUs and
 	 * nodes, cgroup and each thread's last CPU. */
 	const struct np_task *task;
-	/* Resident bytes (anon + file) per node id, nr_node_slots entries (from
-	 * np_nm_totals); NULL when numa_maps was not read. */
+	/* Resident bytes the daemon may move (np_task_memory's movable_bytes)
+	 * per node id, nr_node_slots entries; NULL when numa_maps was not
+	 * read. */
 	const uint64_t *node_bytes;
 	unsigned nr_node_slots;
+	/* What it may not move: bytes under each policy the user set (NULL:
+	 * none), and file pages other tasks map too. */
+	const uint64_t *policy_bytes; /* NP_MPOL_UNKNOWN + 1 entries */
+	uint64_t shared_file_bytes;
 	/* CPU used since the previous look (since start at the first), in percent
 	 * of one CPU: a task keeping two CPUs busy is 200. */
 	double cpu_percent;
-	/* The task's history, updated in place; NULL: decide without one. */
-	struct np_policy_history *hist;
+	/* The task's history; NULL: decide without one. */
+	const struct np_policy_history *hist;
 };
 
 /* Start an empty history. */
 void np_policy_history_init(struct np_policy_history *hist);
 
-/*
- * The checks that need neither numa_maps nor details: kernel thread, pid and
- * comm filters, age, RSS and CPU use. Lets the scan scheduler skip reading
- * numa_maps for tasks the policy would skip anyway. Returns true when the
- * task passes; otherwise fills @out with the skip and returns false.
- */
-bool np_policy_screen(const struct np_config *cfg, const struct np_task *task, double cpu_percent,
-		      struct np_action *out);
-
-/* Decide for one task into @out, updating its history. */
+/* Decide for one task into @out; its next history into @next (NULL: not
+ * wanted). */
 void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
-		      const struct np_policy_task *t, struct np_action *out);
+		      const struct np_policy_task *t, struct np_action *out,
+		      struct np_policy_history *next);
 
 /*
  * Decide for @nr tasks into actions[0..nr-1], in order. Memory and CPU
  * planned for earlier tasks in the batch count as used when deciding later
  * ones, so two tasks do not both fill the same node. The caller orders tasks
- * by priority. Returns 0 or -ENOMEM.
+ * by priority. next[i] (when @next is not NULL) gets task i's next history.
+ * Returns 0 or -ENOMEM.
  */
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
-			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions);
+			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions,
+			 struct np_policy_history *next);
 
 /*
  * Where the policy sees a task: @thread_node, the node where most of its
@@ -156,9 +148,6 @@ int np_policy_decide_all(const struct np_policy_machine *m, const struct np_conf
 bool np_policy_locate(const struct np_policy_machine *m, const struct np_config *cfg,
 		      const struct np_policy_task *t, int *thread_node, int *home_node,
 		      double *locality);
-
-/* Stable machine name of a reason ("misplaced", "too-young", ...). */
-const char *np_reason_name(enum np_reason reason);
 
 /* Stable machine name of an action kind ("keep", "move", "spread", "skip"). */
 const char *np_action_kind_name(enum np_action_kind kind);

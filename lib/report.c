@@ -8,8 +8,6 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "engine.h"
-#include "numa_maps.h"
 
 const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
 {
@@ -29,96 +27,15 @@ const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
 	return buf;
 }
 
-static int fill_memory(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
-		       uint64_t *bytes_read)
+static uint64_t task_node_bytes(const struct np_snap_task *rt, int node)
 {
-	const struct np_nm_totals *totals;
-	int err;
-
-	np_nm_parser_reset(parser);
-	err = np_nm_read_task(ctx, rt->task.pid, parser, bytes_read);
-	if (err)
-		return err;
-	totals = np_nm_parser_totals(parser);
-	rt->nr_node_slots = totals->nr_node_slots;
-	rt->node_bytes = calloc(totals->nr_node_slots + 1, sizeof(uint64_t));
-	rt->node_anon_bytes = calloc(totals->nr_node_slots + 1, sizeof(uint64_t));
-	if (!rt->node_bytes || !rt->node_anon_bytes)
-		return -ENOMEM;
-	for (unsigned n = 0; n < totals->nr_node_slots; n++) {
-		rt->node_anon_bytes[n] = totals->anon_bytes[n];
-		rt->node_bytes[n] = totals->anon_bytes[n] + totals->file_bytes[n];
-		rt->total_bytes += rt->node_bytes[n];
-	}
-	rt->has_memory = true;
-	return 0;
+	return node >= 0 && (unsigned)node < rt->mem.nr_node_slots ? rt->mem.node_bytes[node] : 0;
 }
 
-void np_report_task_clear(struct np_report_task *rt)
+/* Shown when the policy could place it: it has memory it may move. */
+static bool has_locality(const struct np_snap_task *rt)
 {
-	np_task_clear(&rt->task);
-	free(rt->node_bytes);
-	free(rt->node_anon_bytes);
-}
-
-int np_report_observe_task(struct np_ctx *ctx, struct np_nm_parser *parser, struct np_report_task *rt,
-			   uint64_t *bytes_read)
-{
-	int err;
-
-	rt->run_node = rt->home_node = -1;
-	*bytes_read = 0;
-	err = np_task_read_details(ctx, &rt->task);
-	if (err)
-		return err == -ESRCH || np_is_vanished_error(err) ? 1 : err;
-	err = fill_memory(ctx, parser, rt, bytes_read);
-	if (err == -ESRCH)
-		return 1;
-	/* Odd content for one task must not hide every other task; the reader
-	 * has logged it with its file and line. */
-	if (err == -EINVAL)
-		return 1;
-	return err;
-}
-
-int np_report_collect(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
-		      struct np_report **out)
-{
-	struct np_engine_params params = {
-		.ctx = ctx,
-		.dry_run = true,
-		.report = true,
-		.report_min_rss_bytes = min_rss_bytes,
-	};
-	struct np_engine *engine = NULL;
-	int err;
-
-	err = np_clock_new_monotonic(&params.clock);
-	if (err)
-		return err;
-	err = np_engine_new(&params, cfg, &engine);
-	if (!err)
-		err = np_engine_tick(engine, out);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	return err;
-}
-
-void np_report_free(struct np_report *report)
-{
-	if (!report)
-		return;
-	for (unsigned i = 0; i < report->nr_tasks; i++)
-		np_report_task_clear(&report->tasks[i]);
-	free(report->tasks);
-	free(report->node_load);
-	np_topology_free(report->topo);
-	free(report);
-}
-
-static uint64_t task_node_bytes(const struct np_report_task *rt, int node)
-{
-	return node >= 0 && (unsigned)node < rt->nr_node_slots ? rt->node_bytes[node] : 0;
+	return rt->has_memory && rt->home_node >= 0;
 }
 
 static void format_age(uint64_t ms, char *buf, size_t size)
@@ -145,7 +62,7 @@ static void printable_comm(const char *comm, char *buf, size_t size)
 	buf[i] = '\0';
 }
 
-static void write_topology_text(const struct np_report *report, FILE *out)
+static void write_topology_text(const struct np_snapshot *report, FILE *out)
 {
 	const struct np_topology *topo = report->topo;
 	char cpus[64], total[16], free_[16];
@@ -175,7 +92,7 @@ static void write_topology_text(const struct np_report *report, FILE *out)
 	}
 }
 
-static void write_decision_text(const struct np_report_task *rt, FILE *out)
+static void write_decision_text(const struct np_snap_task *rt, FILE *out)
 {
 	const struct np_action *a = &rt->action;
 	char what[48], size[16];
@@ -199,12 +116,17 @@ static void write_decision_text(const struct np_report_task *rt, FILE *out)
 	fprintf(out, " %-16s %s: %s\n", what, np_reason_name(a->reason), a->reason_text);
 }
 
-int np_report_write_text(const struct np_report *report, FILE *out)
+int np_report_write_text(const struct np_snapshot *report, FILE *out)
 {
 	const struct np_topology *topo = report->topo;
 	char buf[32], comm[NP_COMM_MAX];
 
 	write_topology_text(report, out);
+	if (report->assumed_looks > 1)
+		fprintf(out,
+			"\nOne look: a first move of threads not pinned, which waits for %u looks"
+			" that agree, is shown as if this one had lasted that long.\n",
+			report->assumed_looks);
 	fprintf(out, "\n%7s %-16s %8s %8s %4s %4s", "PID", "COMMAND", "AGE", "RSS", "THR", "RUN");
 	for (unsigned i = 0; i < topo->nr_nodes; i++) {
 		snprintf(buf, sizeof(buf), "N%d", topo->nodes[i].id);
@@ -212,7 +134,7 @@ int np_report_write_text(const struct np_report *report, FILE *out)
 	}
 	fprintf(out, " %6s %-16s %s\n", "LOCAL", "DECISION", "WHY");
 	for (unsigned t = 0; t < report->nr_tasks; t++) {
-		const struct np_report_task *rt = &report->tasks[t];
+		const struct np_snap_task *rt = &report->tasks[t];
 
 		printable_comm(rt->task.comm, comm, sizeof(comm));
 		format_age(rt->task.age_ms, buf, sizeof(buf));
@@ -227,7 +149,7 @@ int np_report_write_text(const struct np_report *report, FILE *out)
 			fprintf(out, " %8s",
 				np_human_bytes(task_node_bytes(rt, topo->nodes[i].id), buf,
 					       sizeof(buf)));
-		if (rt->total_bytes && rt->home_node >= 0)
+		if (has_locality(rt))
 			fprintf(out, " %5.1f%%", rt->locality * 100);
 		else
 			fprintf(out, " %6s", "-");
@@ -243,7 +165,7 @@ static json_object *json_u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
-static json_object *topology_json(const struct np_report *report)
+static json_object *topology_json(const struct np_snapshot *report)
 {
 	const struct np_topology *topo = report->topo;
 	json_object *obj = json_object_new_object(), *nodes = json_object_new_array();
@@ -277,12 +199,12 @@ static json_object *topology_json(const struct np_report *report)
 	return obj;
 }
 
-static json_object *node_map_json(const struct np_report_task *rt, const uint64_t *bytes)
+static json_object *node_map_json(const struct np_snap_task *rt, const uint64_t *bytes)
 {
 	json_object *obj = json_object_new_object();
 	char key[16];
 
-	for (unsigned n = 0; n < rt->nr_node_slots; n++) {
+	for (unsigned n = 0; bytes && n < rt->mem.nr_node_slots; n++) {
 		if (!bytes[n])
 			continue;
 		snprintf(key, sizeof(key), "%u", n);
@@ -291,7 +213,7 @@ static json_object *node_map_json(const struct np_report_task *rt, const uint64_
 	return obj;
 }
 
-static json_object *task_json(const struct np_report_task *rt)
+static json_object *task_json(const struct np_snap_task *rt)
 {
 	json_object *obj = json_object_new_object();
 
@@ -304,12 +226,12 @@ static json_object *task_json(const struct np_report_task *rt)
 			       rt->run_node < 0 ? NULL : json_object_new_int(rt->run_node));
 	json_object_object_add(obj, "home_node",
 			       rt->home_node < 0 ? NULL : json_object_new_int(rt->home_node));
-	json_object_object_add(obj, "node_bytes", node_map_json(rt, rt->node_bytes));
-	json_object_object_add(obj, "anon_node_bytes", node_map_json(rt, rt->node_anon_bytes));
+	json_object_object_add(obj, "node_bytes", node_map_json(rt, rt->mem.node_bytes));
+	json_object_object_add(obj, "anon_node_bytes", node_map_json(rt, rt->mem.anon_bytes));
+	json_object_object_add(obj, "movable_node_bytes",
+			       node_map_json(rt, rt->mem.movable_bytes));
 	json_object_object_add(obj, "locality",
-			       rt->total_bytes && rt->home_node >= 0
-				       ? json_object_new_double(rt->locality)
-				       : NULL);
+			       has_locality(rt) ? json_object_new_double(rt->locality) : NULL);
 	if (rt->has_decision) {
 		const struct np_action *a = &rt->action;
 
@@ -326,12 +248,14 @@ static json_object *task_json(const struct np_report_task *rt)
 	return obj;
 }
 
-int np_report_write_json(const struct np_report *report, FILE *out)
+int np_report_write_json(const struct np_snapshot *report, FILE *out)
 {
 	json_object *root = json_object_new_object(), *tasks = json_object_new_array();
 	int err = 0;
 
 	json_object_object_add(root, "uptime_ms", json_u64(report->uptime_ms));
+	json_object_object_add(root, "assumed_looks",
+			       json_object_new_int((int)report->assumed_looks));
 	json_object_object_add(root, "topology", topology_json(report));
 	for (unsigned t = 0; t < report->nr_tasks; t++)
 		json_object_array_add(tasks, task_json(&report->tasks[t]));

@@ -2,27 +2,12 @@
 #include "scheduler.h"
 
 #include <errno.h>
-#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MIB (1024ull * 1024)
-
-/* What the scheduler remembers of one task between ticks. */
-struct task_state {
-	int pid;
-	uint64_t start_ticks;
-	bool has_due;	  /* next_due_ms is set: the scan delay has passed */
-	bool scanned;	  /* read at least once */
-	bool fn_excluded; /* the exclude callback said no; asked once per config */
-	bool has_period;  /* period_start_ms is set */
-	uint64_t next_due_ms;
-	uint64_t period_start_ms; /* the last read, or the last look that found it idle */
-	uint64_t base_period_ms;  /* adaptive, within [scan_period_min, scan_period_max] */
-	bool has_cpu_ref;
-	uint64_t cpu_ref_ticks; /* cpu_ticks at period_start_ms */
-	uint64_t rss_bytes;	/* at the last plan */
-};
+#define MIB (UINT64_C(1) << 20)
 
 /* The settings the scheduler uses, copied out of a struct np_config. */
 struct sched_settings {
@@ -32,56 +17,16 @@ struct sched_settings {
 	uint64_t budget_bytes;
 	uint64_t min_rss_bytes;
 	unsigned min_cpu_percent;
-	struct np_strv include_comm;
-	struct np_strv exclude_comm;
-	int *exclude_pid;
-	size_t nr_exclude_pid;
 };
 
 struct np_sched {
 	struct np_clock *clock;
 	struct sched_settings set;
-	np_sched_exclude_fn exclude_fn;
-	void *exclude_data;
-	/* Sorted by (pid, start_ticks): the tasks of the last plan. */
-	struct task_state *tasks;
-	size_t nr_tasks;
+	const struct np_filter *filter;
+	np_sched_details_fn details;
+	void *details_data;
 	struct np_sched_counters counters;
 };
-
-static void strv_free(struct np_strv *v)
-{
-	for (size_t i = 0; i < v->n; i++)
-		free(v->v[i]);
-	free(v->v);
-	v->v = NULL;
-	v->n = 0;
-}
-
-static int strv_copy(struct np_strv *dst, const struct np_strv *src)
-{
-	dst->n = 0;
-	dst->v = src->n ? calloc(src->n, sizeof(*dst->v)) : NULL;
-	if (src->n && !dst->v)
-		return -ENOMEM;
-	for (; dst->n < src->n; dst->n++) {
-		dst->v[dst->n] = strdup(src->v[dst->n]);
-		if (!dst->v[dst->n]) {
-			strv_free(dst);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static void settings_free(struct sched_settings *set)
-{
-	strv_free(&set->include_comm);
-	strv_free(&set->exclude_comm);
-	free(set->exclude_pid);
-	set->exclude_pid = NULL;
-	set->nr_exclude_pid = 0;
-}
 
 static int settings_from_config(struct sched_settings *set, const struct np_config *cfg)
 {
@@ -97,21 +42,7 @@ static int settings_from_config(struct sched_settings *set, const struct np_conf
 	    .min_rss_bytes = cfg->min_rss_mb * MIB,
 	    .min_cpu_percent = cfg->min_cpu_percent,
 	};
-	if (strv_copy(&set->include_comm, &cfg->include_comm) ||
-	    strv_copy(&set->exclude_comm, &cfg->exclude_comm))
-		goto nomem;
-	if (cfg->nr_exclude_pid) {
-		set->exclude_pid = malloc(cfg->nr_exclude_pid * sizeof(*set->exclude_pid));
-		if (!set->exclude_pid)
-			goto nomem;
-		memcpy(set->exclude_pid, cfg->exclude_pid,
-		       cfg->nr_exclude_pid * sizeof(*set->exclude_pid));
-		set->nr_exclude_pid = cfg->nr_exclude_pid;
-	}
 	return 0;
-nomem:
-	settings_free(set);
-	return -ENOMEM;
 }
 
 int np_sched_new(const struct np_config *cfg, struct np_clock *clock, struct np_sched **out)
@@ -133,19 +64,20 @@ int np_sched_new(const struct np_config *cfg, struct np_clock *clock, struct np_
 
 void np_sched_free(struct np_sched *sched)
 {
-	if (!sched)
-		return;
-	settings_free(&sched->set);
-	free(sched->tasks);
 	free(sched);
 }
 
-void np_sched_set_exclude_fn(struct np_sched *sched, np_sched_exclude_fn fn, void *data)
+void np_sched_set_filter(struct np_sched *sched, const struct np_filter *filter,
+			 np_sched_details_fn details, void *data)
 {
-	sched->exclude_fn = fn;
-	sched->exclude_data = data;
-	for (size_t i = 0; i < sched->nr_tasks; i++)
-		sched->tasks[i].fn_excluded = false;
+	sched->filter = filter;
+	sched->details = details;
+	sched->details_data = data;
+}
+
+void np_sched_task_init(const struct np_sched *sched, struct np_sched_task *st)
+{
+	*st = (struct np_sched_task){.base_period_ms = sched->set.period_min_ms};
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
@@ -166,7 +98,7 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
  * The stretch raises the floor; the ceiling stays scan_period_max unless the
  * floor is above it.
  */
-static uint64_t task_interval(const struct sched_settings *set, const struct task_state *st)
+static uint64_t task_interval(const struct sched_settings *set, const struct np_sched_task *st)
 {
 	uint64_t scale = max_u64(1, st->rss_bytes / set->budget_bytes +
 					(st->rss_bytes % set->budget_bytes != 0));
@@ -190,19 +122,20 @@ int np_sched_set_config(struct np_sched *sched, const struct np_config *cfg)
 
 	if (err)
 		return err;
-	settings_free(&sched->set);
 	sched->set = set;
-	for (size_t i = 0; i < sched->nr_tasks; i++) {
-		struct task_state *st = &sched->tasks[i];
-
-		st->base_period_ms =
-		    max_u64(set.period_min_ms, min_u64(st->base_period_ms, set.period_max_ms));
-		/* Exclusion lists may have changed: ask the callback again. */
-		st->fn_excluded = false;
-		if (st->has_period)
-			st->next_due_ms = add_sat(st->period_start_ms, task_interval(&set, st));
-	}
 	return 0;
+}
+
+void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st)
+{
+	const struct sched_settings *set = &sched->set;
+
+	st->base_period_ms =
+	    max_u64(set->period_min_ms, min_u64(st->base_period_ms, set->period_max_ms));
+	/* The filter may have changed: ask it again. */
+	st->fn_excluded = false;
+	if (st->has_period)
+		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
 
 static int compare_state(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b)
@@ -214,49 +147,12 @@ static int compare_state(int pid_a, uint64_t start_a, int pid_b, uint64_t start_
 	return 0;
 }
 
-static struct task_state *find_state(const struct np_sched *sched, int pid, uint64_t start_ticks)
-{
-	size_t lo = 0, hi = sched->nr_tasks;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct task_state *st = &sched->tasks[mid];
-		int c = compare_state(pid, start_ticks, st->pid, st->start_ticks);
-
-		if (c == 0)
-			return st;
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
-static bool comm_matches(const struct np_strv *globs, const char *comm)
-{
-	for (size_t i = 0; i < globs->n; i++)
-		if (fnmatch(globs->v[i], comm, 0) == 0)
-			return true;
-	return false;
-}
-
-static bool config_excludes(const struct sched_settings *set, const struct np_task *task)
-{
-	for (size_t i = 0; i < set->nr_exclude_pid; i++)
-		if (set->exclude_pid[i] == task->pid)
-			return true;
-	if (set->include_comm.n && !comm_matches(&set->include_comm, task->comm))
-		return true;
-	return comm_matches(&set->exclude_comm, task->comm);
-}
-
 /*
  * CPU use since the last look (the last read, or the last time it was found
  * idle), or over its whole life before the first look. Windows are at least
  * one period long, so a 100 Hz tick counter gives a usable ratio.
  */
-static bool task_is_idle(const struct sched_settings *set, const struct task_state *st,
+static bool task_is_idle(const struct sched_settings *set, const struct np_sched_task *st,
 			 const struct np_task *task, unsigned ticks_per_s, uint64_t now)
 {
 	uint64_t window_ms, used_ticks;
@@ -295,14 +191,6 @@ static int compare_candidates(const void *a, const void *b)
 	return compare_state(x->pid, x->start_ticks, y->pid, y->start_ticks);
 }
 
-static int compare_tasks_by_index(const void *a, const void *b, void *data)
-{
-	const struct np_task *tasks = data;
-	const struct np_task *x = &tasks[*(const unsigned *)a], *y = &tasks[*(const unsigned *)b];
-
-	return compare_state(x->pid, x->start_ticks, y->pid, y->start_ticks);
-}
-
 static int plan_reserve(struct np_sched_plan *plan, unsigned nr)
 {
 	if (nr > plan->cap) {
@@ -324,67 +212,9 @@ static int plan_reserve(struct np_sched_plan *plan, unsigned nr)
 	return 0;
 }
 
-/*
- * Carry the state of tasks still listed over to a new array in (pid,
- * start_ticks) order, start fresh ones, and drop the rest. state_of[i] is
- * the new state of list->tasks[i].
- */
-static int merge_states(struct np_sched *sched, const struct np_task_list *list,
-			struct task_state **out, size_t **state_of)
-{
-	unsigned *order = malloc((list->nr ? list->nr : 1) * sizeof(*order));
-	struct task_state *next = calloc(list->nr ? list->nr : 1, sizeof(*next));
-	size_t *map = malloc((list->nr ? list->nr : 1) * sizeof(*map));
-	size_t old = 0, kept = 0;
-
-	if (!order || !next || !map) {
-		free(order);
-		free(next);
-		free(map);
-		return -ENOMEM;
-	}
-	for (unsigned i = 0; i < list->nr; i++)
-		order[i] = i;
-	qsort_r(order, list->nr, sizeof(*order), compare_tasks_by_index, list->tasks);
-	for (unsigned k = 0; k < list->nr; k++) {
-		const struct np_task *task = &list->tasks[order[k]];
-		struct task_state *st = &next[k];
-
-		if (k > 0 && compare_tasks_by_index(&order[k - 1], &order[k], list->tasks) == 0) {
-			free(order);
-			free(next);
-			free(map);
-			return -EINVAL; /* one task listed twice */
-		}
-		while (old < sched->nr_tasks &&
-		       compare_state(sched->tasks[old].pid, sched->tasks[old].start_ticks,
-				     task->pid, task->start_ticks) < 0)
-			old++;
-		if (old < sched->nr_tasks &&
-		    compare_state(sched->tasks[old].pid, sched->tasks[old].start_ticks, task->pid,
-				  task->start_ticks) == 0) {
-			*st = sched->tasks[old++];
-			kept++;
-		} else {
-			*st = (struct task_state){
-			    .pid = task->pid,
-			    .start_ticks = task->start_ticks,
-			    .base_period_ms = sched->set.period_min_ms,
-			};
-			sched->counters.tasks_seen++;
-		}
-		map[order[k]] = k;
-	}
-	sched->counters.tasks_forgotten += sched->nr_tasks - kept;
-	free(order);
-	*out = next;
-	*state_of = map;
-	return 0;
-}
-
-/* The verdict of the cheap tests, or NP_SCHED_NR_REASONS for a task that is
- * due and worth a read. */
-static enum np_sched_reason cheap_verdict(struct np_sched *sched, struct task_state *st,
+/* The verdict of the cheap tests, or NP_REASON_COUNT for a task that is due
+ * and worth a read. */
+static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task *st,
 					  const struct np_task *task, unsigned ticks_per_s,
 					  uint64_t now, uint64_t *wait_ms)
 {
@@ -392,12 +222,12 @@ static enum np_sched_reason cheap_verdict(struct np_sched *sched, struct task_st
 
 	*wait_ms = 0;
 	if (task->kthread || (task->flags & NP_PF_KTHREAD))
-		return NP_SCHED_SKIP_KTHREAD;
-	if (st->fn_excluded || config_excludes(set, task))
-		return NP_SCHED_SKIP_EXCLUDED;
+		return NP_REASON_KERNEL_THREAD;
+	if (st->fn_excluded || (sched->filter && np_filter_excludes(sched->filter, task, NULL, 0)))
+		return NP_REASON_EXCLUDED;
 	if (task->age_ms < set->scan_delay_ms) {
 		*wait_ms = set->scan_delay_ms - task->age_ms;
-		return NP_SCHED_SKIP_TOO_YOUNG;
+		return NP_REASON_TOO_YOUNG;
 	}
 	if (!st->has_due) {
 		/* Due since the moment it came of age: how overdue it is
@@ -406,10 +236,10 @@ static enum np_sched_reason cheap_verdict(struct np_sched *sched, struct task_st
 		st->has_due = true;
 	}
 	if (task->rss_bytes < set->min_rss_bytes)
-		return NP_SCHED_SKIP_TOO_SMALL;
+		return NP_REASON_TOO_SMALL;
 	if (now < st->next_due_ms) {
 		*wait_ms = st->next_due_ms - now;
-		return NP_SCHED_SKIP_PERIOD;
+		return NP_REASON_WAITING_PERIOD;
 	}
 	if (task_is_idle(set, st, task, ticks_per_s, now)) {
 		/* A look without a read: the next one judges the CPU use of
@@ -419,48 +249,57 @@ static enum np_sched_reason cheap_verdict(struct np_sched *sched, struct task_st
 		st->cpu_ref_ticks = task->cpu_ticks;
 		st->has_cpu_ref = true;
 		st->next_due_ms = add_sat(now, task_interval(set, st));
-		return NP_SCHED_SKIP_IDLE;
+		return NP_REASON_IDLE;
 	}
-	return NP_SCHED_NR_REASONS;
+	return NP_REASON_COUNT;
+}
+
+/* A due task the filter can only judge by its cgroup: read its details now
+ * (once per config) and ask again. */
+static bool excluded_by_cgroup(struct np_sched *sched, struct np_sched_task *st,
+			       const struct np_task *task, unsigned index)
+{
+	if (!sched->filter || !np_filter_needs_cgroup(sched->filter))
+		return false;
+	if (!task->has_details && (!sched->details || sched->details(sched->details_data, index)))
+		return true; /* unreadable now: left out of this tick */
+	st->fn_excluded = np_filter_excludes(sched->filter, task, NULL, 0);
+	return st->fn_excluded;
 }
 
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
-		  struct np_sched_plan *plan)
+		  struct np_sched_task *const *states, bool no_budget, struct np_sched_plan *plan)
 {
 	uint64_t now = np_clock_now_ms(sched->clock);
-	struct task_state *next;
+	uint64_t budget = no_budget ? UINT64_MAX : sched->set.budget_bytes;
 	struct candidate *cands;
-	size_t *state_of, nr_cands = 0;
+	size_t nr_cands = 0;
 	bool budget_spent = false;
 	int err;
 
 	if (list->nr && list->ticks_per_s == 0)
 		return -EINVAL;
+	for (unsigned i = 1; i < list->nr; i++)
+		if (compare_state(list->tasks[i - 1].pid, list->tasks[i - 1].start_ticks,
+				  list->tasks[i].pid, list->tasks[i].start_ticks) >= 0)
+			return -EINVAL; /* unsorted, or one task listed twice */
 	err = plan_reserve(plan, list->nr);
 	if (err)
 		return err;
 	cands = malloc((list->nr ? list->nr : 1) * sizeof(*cands));
 	if (!cands)
 		return -ENOMEM;
-	err = merge_states(sched, list, &next, &state_of);
-	if (err) {
-		free(cands);
-		return err;
-	}
-	free(sched->tasks);
-	sched->tasks = next;
-	sched->nr_tasks = list->nr;
 	sched->counters.tasks_tracked = list->nr;
 	sched->counters.ticks++;
 
 	for (unsigned i = 0; i < list->nr; i++) {
 		const struct np_task *task = &list->tasks[i];
-		struct task_state *st = &next[state_of[i]];
+		struct np_sched_task *st = states[i];
 		struct np_sched_verdict *v = &plan->verdicts[i];
 
 		st->rss_bytes = task->rss_bytes;
 		v->reason = cheap_verdict(sched, st, task, list->ticks_per_s, now, &v->wait_ms);
-		if (v->reason == NP_SCHED_NR_REASONS)
+		if (v->reason == NP_REASON_COUNT)
 			cands[nr_cands++] = (struct candidate){i, now - st->next_due_ms, task->pid,
 							       task->start_ticks};
 	}
@@ -468,25 +307,26 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 	qsort(cands, nr_cands, sizeof(*cands), compare_candidates);
 	for (size_t c = 0; c < nr_cands; c++) {
 		const struct np_task *task = &list->tasks[cands[c].index];
-		struct task_state *st = &next[state_of[cands[c].index]];
+		struct np_sched_task *st = states[cands[c].index];
 		struct np_sched_verdict *v = &plan->verdicts[cands[c].index];
+		/* Reading details replaces the scan's RSS with VmRSS: the
+		 * budget counts what it was judged by. */
+		uint64_t rss = task->rss_bytes;
 
 		/* Strictly in line: a task that does not fit stops the tick,
 		 * so it heads the line next time instead of being passed
 		 * forever by smaller ones. */
 		if (budget_spent ||
-		    (plan->nr_picks > 0 &&
-		     plan->picked_rss_bytes + task->rss_bytes > sched->set.budget_bytes)) {
+		    (plan->nr_picks > 0 && plan->picked_rss_bytes + rss > budget)) {
 			budget_spent = true;
-			v->reason = NP_SCHED_SKIP_BUDGET;
+			v->reason = NP_REASON_OVER_BUDGET;
 			continue;
 		}
-		if (sched->exclude_fn && sched->exclude_fn(sched->exclude_data, task)) {
-			st->fn_excluded = true;
-			v->reason = NP_SCHED_SKIP_EXCLUDED;
+		if (excluded_by_cgroup(sched, st, task, cands[c].index)) {
+			v->reason = NP_REASON_EXCLUDED;
 			continue;
 		}
-		v->reason = st->scanned ? NP_SCHED_SCAN_DUE : NP_SCHED_SCAN_FIRST;
+		v->reason = st->scanned ? NP_REASON_SCAN_DUE : NP_REASON_SCAN_FIRST;
 		st->scanned = true;
 		st->period_start_ms = now;
 		st->has_period = true;
@@ -494,27 +334,23 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		st->has_cpu_ref = true;
 		st->next_due_ms = add_sat(now, task_interval(&sched->set, st));
 		plan->picks[plan->nr_picks++] = cands[c].index;
-		plan->picked_rss_bytes += task->rss_bytes;
+		plan->picked_rss_bytes += rss;
 		/* A task bigger than the budget is read alone. */
-		if (plan->picked_rss_bytes >= sched->set.budget_bytes)
+		if (plan->picked_rss_bytes >= budget)
 			budget_spent = true;
 	}
 	for (unsigned i = 0; i < list->nr; i++)
 		sched->counters.verdicts[plan->verdicts[i].reason]++;
 	sched->counters.picks += plan->nr_picks;
 	free(cands);
-	free(state_of);
 	return 0;
 }
 
-int np_sched_done(struct np_sched *sched, const struct np_task *task, uint64_t bytes_read,
-		  enum np_scan_outcome outcome)
+int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
+		  uint64_t bytes_read, enum np_scan_outcome outcome)
 {
-	struct task_state *st = find_state(sched, task->pid, task->start_ticks);
 	const struct sched_settings *set = &sched->set;
 
-	if (!st)
-		return -ENOENT;
 	if ((unsigned)outcome >= NP_SCAN_NR_OUTCOMES)
 		return -EINVAL;
 	switch (outcome) {
@@ -547,16 +383,11 @@ int np_sched_done(struct np_sched *sched, const struct np_task *task, uint64_t b
 	return 0;
 }
 
-int np_sched_task_period(const struct np_sched *sched, int pid, uint64_t start_ticks,
-			 uint64_t *period_ms, uint64_t *next_ms)
+void np_sched_task_period(const struct np_sched *sched, const struct np_sched_task *st,
+			  uint64_t *period_ms, uint64_t *next_ms)
 {
-	const struct task_state *st = find_state(sched, pid, start_ticks);
-
-	if (!st)
-		return -ENOENT;
 	*period_ms = task_interval(&sched->set, st);
 	*next_ms = st->next_due_ms;
-	return 0;
 }
 
 const struct np_sched_counters *np_sched_counters(const struct np_sched *sched)
@@ -571,17 +402,35 @@ void np_sched_plan_free(struct np_sched_plan *plan)
 	*plan = (struct np_sched_plan){0};
 }
 
-const char *np_sched_reason_name(enum np_sched_reason reason)
+void np_sched_verdict_text(const struct np_sched *sched, const struct np_task *task,
+			   const struct np_sched_verdict *v, char *buf, size_t len)
 {
-	static const char *const names[NP_SCHED_NR_REASONS] = {
-	    [NP_SCHED_SCAN_FIRST] = "scan-first",      [NP_SCHED_SCAN_DUE] = "scan-due",
-	    [NP_SCHED_SKIP_KTHREAD] = "kernel-thread", [NP_SCHED_SKIP_EXCLUDED] = "excluded",
-	    [NP_SCHED_SKIP_TOO_YOUNG] = "too-young",   [NP_SCHED_SKIP_TOO_SMALL] = "too-small",
-	    [NP_SCHED_SKIP_PERIOD] = "waiting-period", [NP_SCHED_SKIP_IDLE] = "idle",
-	    [NP_SCHED_SKIP_BUDGET] = "over-budget",
-	};
+	const struct sched_settings *set = &sched->set;
+	const char *what = np_reason_sentence(v->reason);
 
-	return (unsigned)reason < NP_SCHED_NR_REASONS ? names[reason] : "unknown";
+	switch (v->reason) {
+	case NP_REASON_TOO_YOUNG:
+		snprintf(buf, len, "%s (%" PRIu64 "): first look in %" PRIu64 " ms", what,
+			 set->scan_delay_ms, v->wait_ms);
+		break;
+	case NP_REASON_TOO_SMALL:
+		snprintf(buf, len, "RSS %s below min_rss_mb (%" PRIu64 ")",
+			 np_size_text(task->rss_bytes).s, set->min_rss_bytes / MIB);
+		break;
+	case NP_REASON_IDLE:
+		snprintf(buf, len, "%s (%u%%)", what, set->min_cpu_percent);
+		break;
+	case NP_REASON_EXCLUDED:
+		if (!sched->filter || !np_filter_excludes(sched->filter, task, buf, len))
+			snprintf(buf, len, "%s", what);
+		break;
+	case NP_REASON_WAITING_PERIOD:
+		snprintf(buf, len, "%s: next in %" PRIu64 " ms", what, v->wait_ms);
+		break;
+	default:
+		snprintf(buf, len, "%s", what);
+		break;
+	}
 }
 
 const char *np_scan_outcome_name(enum np_scan_outcome outcome)

@@ -6,6 +6,8 @@
 
 #include "clock.h"
 #include "config.h"
+#include "filter.h"
+#include "reason.h"
 #include "task.h"
 
 /*
@@ -29,24 +31,29 @@
  *    a task bigger than the budget is still read, alone, when it heads the
  *    line.
  *
- * State is keyed by (pid, start_ticks): a reused pid is a new task. A task
- * missing from a plan's list has exited and is forgotten.
+ * The scheduler keeps no table of its own: its state of each task lives in
+ * the caller's per-task table (lib/state.h), keyed by (pid, start_ticks), and
+ * is handed to it with each plan.
  */
 struct np_sched;
 
-/* Why a task is, or is not, read this tick. */
-enum np_sched_reason {
-	NP_SCHED_SCAN_FIRST,	 /* first read, the scan delay has passed */
-	NP_SCHED_SCAN_DUE,	 /* its period has passed */
-	NP_SCHED_SKIP_KTHREAD,	 /* kernel thread: no user memory */
-	NP_SCHED_SKIP_EXCLUDED,	 /* by comm glob, pid or the exclude callback */
-	NP_SCHED_SKIP_TOO_YOUNG, /* age below scan_delay_ms; wait_ms to go */
-	NP_SCHED_SKIP_TOO_SMALL, /* RSS below min_rss_mb */
-	NP_SCHED_SKIP_PERIOD,	 /* read within its period; wait_ms to go */
-	NP_SCHED_SKIP_IDLE,	 /* CPU use since the last look below min_cpu_percent */
-	NP_SCHED_SKIP_BUDGET,	 /* due, but this tick's budget is spent */
-	NP_SCHED_NR_REASONS,
+/* What the scheduler remembers of one task between ticks. Start it zeroed
+ * (np_sched_task_init); only the scheduler writes it. */
+struct np_sched_task {
+	bool has_due;	  /* next_due_ms is set: the scan delay has passed */
+	bool scanned;	  /* read at least once */
+	bool fn_excluded; /* excluded by its cgroup; asked once per config */
+	bool has_period;  /* period_start_ms is set */
+	uint64_t next_due_ms;
+	uint64_t period_start_ms; /* the last read, or the last look that found it idle */
+	uint64_t base_period_ms;  /* adaptive, within [scan_period_min, scan_period_max] */
+	bool has_cpu_ref;
+	uint64_t cpu_ref_ticks; /* cpu_ticks at period_start_ms */
+	uint64_t rss_bytes;	/* at the last plan */
 };
+
+/* A fresh state for a task first seen now. */
+void np_sched_task_init(const struct np_sched *sched, struct np_sched_task *st);
 
 /* What reading and deciding on one task found; adapts its period. */
 enum np_scan_outcome {
@@ -58,7 +65,7 @@ enum np_scan_outcome {
 };
 
 struct np_sched_verdict {
-	enum np_sched_reason reason;
+	enum np_reason reason; /* one of the first NP_REASON_SCHED_COUNT */
 	uint64_t wait_ms; /* too young, period: ms until it may be read */
 };
 
@@ -77,21 +84,20 @@ struct np_sched_plan {
 
 struct np_sched_counters {
 	uint64_t ticks;		  /* plans made */
-	uint64_t tasks_seen;	  /* distinct tasks ever listed */
-	uint64_t tasks_forgotten; /* tasks that left the list */
 	uint64_t tasks_tracked;	  /* tasks in the last list */
 	uint64_t picks;		  /* reads planned */
 	uint64_t numa_maps_reads; /* reads reported done, failed ones included */
 	uint64_t read_failures;
 	uint64_t bytes_parsed;			/* numa_maps bytes reported done */
-	uint64_t verdicts[NP_SCHED_NR_REASONS]; /* task-ticks by reason */
+	uint64_t verdicts[NP_REASON_SCHED_COUNT]; /* task-ticks by reason */
 	uint64_t outcomes[NP_SCAN_NR_OUTCOMES];
 };
 
-/* An expensive filter (cgroup membership needs np_task_read_details) asked
- * only about tasks that passed every cheap test and are due. Returns true to
- * exclude the task. */
-typedef bool (*np_sched_exclude_fn)(void *data, const struct np_task *task);
+/* Read the details (status, cgroup) of list->tasks[@index], which the
+ * filter cannot judge without its cgroup, into the list the caller planned
+ * with: the task keeps them for the rest of the tick. Returns 0, or -errno
+ * (the task is then left out of this tick). */
+typedef int (*np_sched_details_fn)(void *data, unsigned index);
 
 /* Create a scheduler reading time from @clock (which must outlive it) and
  * its settings from @cfg (copied: @cfg need not outlive the call). Returns
@@ -102,32 +108,39 @@ int np_sched_new(const struct np_config *cfg, struct np_clock *clock, struct np_
 /* Free a scheduler; NULL is accepted. */
 void np_sched_free(struct np_sched *sched);
 
-/* Apply a reloaded config (SIGHUP). Per-task state is kept; every task's
- * period is clamped into the new range, and a task already read is next due
- * one new period after that read. The exclude callback is asked again.
+/* Validate and apply a reloaded config (SIGHUP), with the filter compiled
+ * from it. Callers apply every task's state with np_sched_task_reload after.
  * Returns 0, -EINVAL (config rejected, the old one stays) or -ENOMEM. */
 int np_sched_set_config(struct np_sched *sched, const struct np_config *cfg);
 
-/* Set the expensive exclusion filter (NULL: none). */
-void np_sched_set_exclude_fn(struct np_sched *sched, np_sched_exclude_fn fn, void *data);
+/* After np_sched_set_config: clamp a task's period into the new range; a
+ * task already read is next due one new period after that read, and the
+ * filter is asked again. */
+void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st);
 
-/* Plan this tick over @list (the whole current task list: absent tasks are
- * forgotten). Picked tasks count as read now: until np_sched_done adapts it,
- * the next read waits a full period even if the caller never reads. The list
- * must have ticks_per_s set. Returns 0, -EINVAL or -ENOMEM. */
+/* The filter tasks are judged by (not owned; NULL: none) and, when it has
+ * cgroup rules, how to read a due task's details for them. */
+void np_sched_set_filter(struct np_sched *sched, const struct np_filter *filter,
+			 np_sched_details_fn details, void *data);
+
+/* Plan this tick over @list, sorted by (pid, start_ticks); states[i] is the
+ * state of list->tasks[i]. Picked tasks count as read now: until
+ * np_sched_done adapts it, the next read waits a full period even if the
+ * caller never reads. With @no_budget every due task is picked (a one-shot
+ * look). The list must have ticks_per_s set. Returns 0, -EINVAL or
+ * -ENOMEM. */
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
-		  struct np_sched_plan *plan);
+		  struct np_sched_task *const *states, bool no_budget, struct np_sched_plan *plan);
 
 /* Report the read of a picked task: @bytes_read of numa_maps parsed, and
- * what came of it. Returns 0, or -ENOENT for a task the scheduler does not
- * track (gone from the last list). */
-int np_sched_done(struct np_sched *sched, const struct np_task *task, uint64_t bytes_read,
-		  enum np_scan_outcome outcome);
+ * what came of it. Returns 0, or -EINVAL for an unknown outcome. */
+int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
+		  uint64_t bytes_read, enum np_scan_outcome outcome);
 
 /* The current period of a task (its adaptive base times its size factor)
- * and when it may next be read, in clock ms. Returns 0 or -ENOENT. */
-int np_sched_task_period(const struct np_sched *sched, int pid, uint64_t start_ticks,
-			 uint64_t *period_ms, uint64_t *next_ms);
+ * and when it may next be read, in clock ms. */
+void np_sched_task_period(const struct np_sched *sched, const struct np_sched_task *st,
+			  uint64_t *period_ms, uint64_t *next_ms);
 
 /* The counters since np_sched_new (a reload keeps them). */
 const struct np_sched_counters *np_sched_counters(const struct np_sched *sched);
@@ -135,6 +148,10 @@ const struct np_sched_counters *np_sched_counters(const struct np_sched *sched);
 /* Free a plan's arrays; the plan can be used again. */
 void np_sched_plan_free(struct np_sched_plan *plan);
 
-/* Short stable names ("too-young", "scan-due", ...) for reports and metrics. */
-const char *np_sched_reason_name(enum np_sched_reason reason);
+/* One line on why a task got @v, with its figures ("younger than
+ * scan_delay_ms (1000): first look in 500 ms"), into @buf. */
+void np_sched_verdict_text(const struct np_sched *sched, const struct np_task *task,
+			   const struct np_sched_verdict *v, char *buf, size_t len);
+
+/* Short stable name of an outcome ("stable", "changed", ...). */
 const char *np_scan_outcome_name(enum np_scan_outcome outcome);

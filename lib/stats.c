@@ -15,19 +15,6 @@
 #define ERRNO_SLOTS 160
 #define SMALL_FILE (64u << 10)
 
-static const char *const skip_names[] = {
-    [NP_SKIP_KTHREAD] = "kthread",	     [NP_SKIP_NO_SETAFFINITY] = "no_setaffinity",
-    [NP_SKIP_EXCLUDED] = "excluded",	     [NP_SKIP_TOO_YOUNG] = "too_young",
-    [NP_SKIP_SMALL_RSS] = "small_rss",	     [NP_SKIP_IDLE] = "idle",
-    [NP_SKIP_LOCAL_ENOUGH] = "local_enough", [NP_SKIP_NO_ROOM] = "no_room",
-    [NP_SKIP_HYSTERESIS] = "hysteresis",     [NP_SKIP_KERNEL_BALANCING] = "kernel_balancing",
-    [NP_SKIP_BACKOFF] = "backoff",	     [NP_SKIP_RATE_LIMIT] = "rate_limit",
-    [NP_SKIP_VANISHED] = "vanished",	     [NP_SKIP_AFFINITY_EMPTY] = "affinity_empty",
-    [NP_SKIP_USER_POLICY] = "user_policy",
-};
-_Static_assert(sizeof(skip_names) / sizeof(skip_names[0]) == NP_SKIP_NR,
-	       "every skip reason needs a name");
-
 static const char *const call_names[] = {
     [NP_CALL_MOVE_PAGES] = "move_pages",
     [NP_CALL_MIGRATE_PAGES] = "migrate_pages",
@@ -46,7 +33,7 @@ struct stats_hot {
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
-	uint64_t skips[NP_SKIP_NR];
+	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
 };
@@ -68,13 +55,6 @@ struct np_stats {
 
 	_Alignas(CACHE_LINE) struct stats_hot hot;
 };
-
-const char *np_skip_reason_name(enum np_skip_reason reason)
-{
-	if ((unsigned)reason >= NP_SKIP_NR)
-		return "unknown";
-	return skip_names[reason];
-}
 
 const char *np_stat_call_name(enum np_stat_call action)
 {
@@ -191,9 +171,16 @@ void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes)
 	stats->hot.numa_maps_bytes += numa_maps_bytes;
 }
 
-void np_stats_add_skip(struct np_stats *stats, enum np_skip_reason reason)
+/* Reads and moves are what the daemon is for, not skips. */
+static bool is_skip(unsigned reason)
 {
-	if ((unsigned)reason < NP_SKIP_NR)
+	return reason < NP_REASON_COUNT && reason != NP_REASON_SCAN_FIRST &&
+	       reason != NP_REASON_SCAN_DUE && reason != NP_REASON_MISPLACED;
+}
+
+void np_stats_add_skip(struct np_stats *stats, enum np_reason reason)
+{
+	if (is_skip(reason))
 		stats->hot.skips[reason]++;
 }
 
@@ -214,9 +201,9 @@ uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call actio
 	return stats->hot.failures[action][errno_slot(err)];
 }
 
-uint64_t np_stats_skips(const struct np_stats *stats, enum np_skip_reason reason)
+uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason)
 {
-	return (unsigned)reason < NP_SKIP_NR ? stats->hot.skips[reason] : 0;
+	return is_skip(reason) ? stats->hot.skips[reason] : 0;
 }
 
 uint64_t np_stats_scans(const struct np_stats *stats)
@@ -429,9 +416,10 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	fprintf(out, "numaplaced_numa_maps_read_bytes_total %" PRIu64 "\n", h->numa_maps_bytes);
 
 	family(out, "skips_total", "counter", "Tasks or actions passed over, by reason.");
-	for (unsigned r = 0; r < NP_SKIP_NR; r++)
-		fprintf(out, "numaplaced_skips_total{reason=\"%s\"} %" PRIu64 "\n", skip_names[r],
-			h->skips[r]);
+	for (unsigned r = 0; r < NP_REASON_COUNT; r++)
+		if (is_skip(r))
+			fprintf(out, "numaplaced_skips_total{reason=\"%s\"} %" PRIu64 "\n",
+				np_reason_metric(r), h->skips[r]);
 
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		family(out, "cpu_seconds_total", "counter", "CPU time the daemon itself used.");
@@ -531,9 +519,9 @@ int np_stats_write_summary(const struct np_stats *stats, FILE *out)
 	fprintf(out, "scans %" PRIu64 " (%.1f MiB of numa_maps), threads narrowed %" PRIu64 "\n",
 		h->scans, mib(h->numa_maps_bytes), h->affinity_threads);
 	fprintf(out, "skipped:");
-	for (unsigned r = 0; r < NP_SKIP_NR; r++)
+	for (unsigned r = 0; r < NP_REASON_COUNT; r++)
 		if (h->skips[r]) {
-			fprintf(out, " %s %" PRIu64 ";", skip_names[r], h->skips[r]);
+			fprintf(out, " %s %" PRIu64 ";", np_reason_metric(r), h->skips[r]);
 			skipped++;
 		}
 	fprintf(out, "%s\n", skipped ? "" : " none");

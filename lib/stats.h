@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "context.h"
+#include "reason.h"
 #include "topology.h"
 
 /*
@@ -14,31 +15,6 @@
  * the single event loop; the counters bumped once per page batch live in their
  * own cache lines, away from the fields that are only read.
  */
-
-/* Why a task or an action was passed over. The scheduler and the policy
- * count into this; add new reasons before NP_SKIP_NR and give each a name in
- * stats.c (a static assertion there keeps the two in step). */
-enum np_skip_reason {
-	NP_SKIP_KTHREAD,	  /* kernel thread */
-	NP_SKIP_NO_SETAFFINITY,	  /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
-	NP_SKIP_EXCLUDED,	  /* excluded by comm, cgroup or pid in the config */
-	NP_SKIP_TOO_YOUNG,	  /* younger than scan_delay_ms */
-	NP_SKIP_SMALL_RSS,	  /* below min_rss_mb */
-	NP_SKIP_IDLE,		  /* below min_cpu_percent */
-	NP_SKIP_LOCAL_ENOUGH,	  /* already at locality_target_percent */
-	NP_SKIP_NO_ROOM,	  /* no node with the headroom to take it */
-	NP_SKIP_HYSTERESIS,	  /* would flip a recent decision back */
-	NP_SKIP_KERNEL_BALANCING, /* kernel NUMA balancing is on and we defer to it */
-	NP_SKIP_BACKOFF,	  /* earlier actions on it failed; waiting */
-	NP_SKIP_RATE_LIMIT,	  /* the global migration rate is used up */
-	NP_SKIP_VANISHED,	  /* exited or its pid was reused before we acted */
-	NP_SKIP_AFFINITY_EMPTY,	  /* a thread's mask has no CPU on the target node */
-	NP_SKIP_USER_POLICY,	  /* memory bound by the task's own mempolicy */
-	NP_SKIP_NR
-};
-
-/* The name used as a Prometheus label value ("too_young"). */
-const char *np_skip_reason_name(enum np_skip_reason reason);
 
 /* Which kind of call failed. */
 enum np_stat_call {
@@ -100,8 +76,10 @@ void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads);
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
 
-/* One task or action passed over for @reason (out of range: ignored). */
-void np_stats_add_skip(struct np_stats *stats, enum np_skip_reason reason);
+/* One task or action passed over for @reason (out of range, or a reason
+ * that is no skip, such as a move: ignored). The label is the reason
+ * table's metric name. */
+void np_stats_add_skip(struct np_stats *stats, enum np_reason reason);
 
 /* Read every node's numastat through @ctx into the stats. Returns 0 or the
  * first -errno; the nodes read before an error keep their new values. */
@@ -112,7 +90,7 @@ int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst);
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err);
 uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err);
-uint64_t np_stats_skips(const struct np_stats *stats, enum np_skip_reason reason);
+uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason);
 uint64_t np_stats_scans(const struct np_stats *stats);
 
 /* Write every counter in the Prometheus text exposition format (version

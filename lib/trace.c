@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "filter.h"
+#include "state.h"
 
 #define MAX_TRACE_BYTES (256u << 20)
 
@@ -709,6 +711,8 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 	struct replayed_task *tasks = NULL;
 	const struct np_task_list *list = NULL;
 	struct np_sched_plan plan = {0};
+	struct np_state_table states = {0};
+	struct np_filter *filter = NULL;
 	struct np_clock *clock = NULL;
 	struct np_sched *sched = NULL;
 	const struct np_sched_counters *c;
@@ -719,6 +723,9 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 	*result = (struct np_replay_result){.short_lived_ms = short_lived_ms};
 	if (cfg->tick_ms == 0)
 		return -EINVAL;
+	/* Traces hold no cgroups: the rules could only be ignored. */
+	if (cfg->include_cgroup.n || cfg->exclude_cgroup.n)
+		return -EOPNOTSUPP;
 	if (trace->nr_scans == 0)
 		return 0;
 	for (size_t i = 0; i < trace->nr_events; i++)
@@ -729,8 +736,10 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 	if (!tasks)
 		return -ENOMEM;
 	if ((err = np_trace_player_new(trace, &player)) ||
-	    (err = np_clock_new_virtual(now, &clock)) || (err = np_sched_new(cfg, clock, &sched)))
+	    (err = np_clock_new_virtual(now, &clock)) || (err = np_sched_new(cfg, clock, &sched)) ||
+	    (err = np_filter_new(cfg, &filter)))
 		goto out;
+	np_sched_set_filter(sched, filter, NULL, NULL);
 
 	for (;;) {
 		while (np_trace_player_next_uptime(player) <= now) {
@@ -742,16 +751,17 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 				    list->tasks[i].age_ms;
 			result->trace_scans++;
 		}
-		err = np_sched_plan(sched, list, &plan);
+		err = np_state_table_sync(&states, list, sched);
+		if (!err)
+			err = np_sched_plan(sched, list, states.sched, false, &plan);
 		if (err)
 			goto out;
 		result->ticks++;
 		for (unsigned i = 0; i < plan.nr_picks; i++) {
 			const struct np_task *task = &list->tasks[plan.picks[i]];
 
-			err =
-			    np_sched_done(sched, task, np_trace_numa_maps_estimate(task->rss_bytes),
-					  NP_SCAN_STABLE);
+			err = np_sched_done(sched, states.sched[plan.picks[i]], task,
+					    np_trace_numa_maps_estimate(task->rss_bytes), NP_SCAN_STABLE);
 			if (err)
 				goto out;
 			tasks[np_trace_player_task_id(player, plan.picks[i])].reads++;
@@ -783,7 +793,9 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 	err = 0;
 out:
 	np_sched_plan_free(&plan);
+	np_state_table_clear(&states);
 	np_sched_free(sched);
+	np_filter_free(filter);
 	np_clock_free(clock);
 	np_trace_player_free(player);
 	free(tasks);
@@ -808,8 +820,8 @@ int np_replay_write(const struct np_replay_result *r, FILE *out)
 		"short_lived_tasks_read %" PRIu64 "\n"
 		"short_lived_reads %" PRIu64 "\n",
 		r->short_lived_ms, r->short_lived, r->short_lived_read, r->short_lived_reads);
-	for (unsigned i = 0; i < NP_SCHED_NR_REASONS; i++)
-		fprintf(out, "verdict.%s %" PRIu64 "\n", np_sched_reason_name(i), r->verdicts[i]);
+	for (unsigned i = 0; i < NP_REASON_SCHED_COUNT; i++)
+		fprintf(out, "verdict.%s %" PRIu64 "\n", np_reason_name(i), r->verdicts[i]);
 	fprintf(out,
 		"decisions %" PRIu64 "\n"
 		"migrate_mib %" PRIu64 "\n"

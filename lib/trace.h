@@ -155,7 +155,7 @@ struct np_replay_result {
 	uint64_t short_lived;	    /* exited tasks last listed younger than short_lived_ms */
 	uint64_t short_lived_read;  /* ... of which read at least once */
 	uint64_t short_lived_reads; /* ... reads of them */
-	uint64_t verdicts[NP_SCHED_NR_REASONS];
+	uint64_t verdicts[NP_REASON_SCHED_COUNT];
 	/* Placement needs per-node memory, which traces do not hold: these
 	 * stay 0 and np_replay_write says so. */
 	uint64_t decisions;
@@ -167,8 +167,11 @@ struct np_replay_result {
  * first scan's uptime and ticking every cfg->tick_ms. Each tick plans over the
  * tasks of the latest scan at or before it, and every pick is read (bytes
  * estimated from RSS) with a stable outcome. A task counts as short-lived when
- * it exited with a last listed age below @short_lived_ms. Returns 0, -EINVAL
- * (tick_ms 0, or a config np_sched_new refuses) or -ENOMEM.
+ * it exited with a last listed age below @short_lived_ms. The configuration's
+ * filter applies as in the daemon; traces hold no cgroups, so a config with
+ * cgroup rules is refused (-EOPNOTSUPP) rather than replayed as if it had
+ * none. Returns 0, -EINVAL (tick_ms 0, or a config np_sched_new refuses),
+ * -EOPNOTSUPP or -ENOMEM.
  */
 int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 		  uint64_t short_lived_ms, struct np_replay_result *result);

@@ -352,12 +352,18 @@ static void fixture_task(struct np_task *task)
 	snprintf(task->comm, sizeof(task->comm), "db (worker)");
 }
 
+/* What move() reads numa_maps through: the context of the last setup(),
+ * and one reader for the whole program, as the daemon keeps one. */
+static struct np_ctx *mem_ctx;
+static struct np_memory_reader *mem_reader;
+
 static void setup(const char *root, const char *topo_case, struct np_ctx **ctx,
 		  struct np_topology **topo, struct np_stats **stats)
 {
 	struct np_ctx *tctx;
 
 	CHECK_INT(np_ctx_new(root, ctx), 0);
+	mem_ctx = *ctx;
 	CHECK_INT(np_ctx_new(fixture(topo_case), &tctx), 0);
 	CHECK_INT(np_topology_read(tctx, topo), 0);
 	CHECK_INT(np_stats_new(*topo, stats), 0);
@@ -369,6 +375,28 @@ static void teardown(struct np_ctx *ctx, struct np_topology *topo, struct np_sta
 	np_stats_free(stats);
 	np_topology_free(topo);
 	np_ctx_free(ctx);
+	mem_ctx = NULL;
+}
+
+/* One read of @task's numa_maps, as the daemon makes once per tick, and a
+ * move acting on that read. A task whose read finds it gone is still handed
+ * to the actuator, with nothing read, so that the actuator's own identity
+ * checks give the answer. */
+static int move(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+		int target, uint64_t max, struct np_move_result *res)
+{
+	struct np_task_memory mem;
+	uint64_t bytes_read = 0;
+	int err = np_memory_read(mem_reader, mem_ctx, task->pid, &mem, &bytes_read);
+
+	if (err && err != -ESRCH) {
+		CHECK_INT(err, 0);
+		return err;
+	}
+	/* On -ESRCH the read left @mem empty. */
+	err = np_actuator_move_pages(act, at, task, &mem, target, max, res);
+	np_task_memory_clear(&mem);
+	return err;
 }
 
 static void test_dry_run_pages(void)
@@ -380,6 +408,9 @@ static void test_dry_run_pages(void)
 	struct np_actuator *act;
 	struct np_move_result res;
 	struct np_task task;
+	struct np_act_task at, reused_at;
+	struct np_task_memory mem;
+	uint64_t bytes_read;
 	const struct np_action_record *rec;
 	unsigned nr;
 	char line[256];
@@ -390,6 +421,7 @@ static void test_dry_run_pages(void)
 	params.clock = virtual_clock;
 	virtual_ns = 1000 * SEC;
 	fixture_task(&task);
+	np_act_task_init(&at);
 
 	/* The real actuator refuses a fixture root. */
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), -EOPNOTSUPP);
@@ -397,7 +429,14 @@ static void test_dry_run_pages(void)
 	CHECK(np_actuator_is_dry(act));
 	np_ctx_set_log_fn(ctx, capture_log, NULL);
 
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	/* The user's policy and libc, mapped by 40, are no candidates: the
+	 * read leaves them out of the VMAs and counts them. */
+	CHECK_INT(np_memory_read(mem_reader, ctx, task.pid, &mem, &bytes_read), 0);
+	CHECK_U64(np_task_memory_policy_total(&mem), 500 * 4096);
+	CHECK_U64(mem.policy_bytes[NP_MPOL_BIND], 500 * 4096);
+	CHECK_U64(mem.shared_file_bytes, 300 * 4096); /* libc, mapped by 40 */
+	CHECK_INT(np_actuator_move_pages(act, &at, &task, &mem, 1, 0, &res), 0);
+	np_task_memory_clear(&mem);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 2);
 	CHECK_INT(rec[0].kind, NP_RECORD_PAGES);
@@ -410,11 +449,12 @@ static void test_dry_run_pages(void)
 	CHECK_U64(rec[1].pages, 100);
 	CHECK_U64(res.pages_misplaced, 705);
 	CHECK_U64(res.pages_moved, 705);
-	CHECK_U64(res.bytes_skipped_policy, 500 * 4096);
-	CHECK_U64(res.bytes_skipped_shared, 300 * 4096); /* libc, mapped by 40 */
 	CHECK(!res.budget_exhausted);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_USER_POLICY), 1);
-	CHECK_U64(np_stats_scans(stats), 1);
+	/* The memory under the user's policy is the policy's to report now:
+	 * the actuator never sees it, and counts no skip for it. */
+	CHECK_U64(np_stats_skips(stats, NP_REASON_USER_POLICY), 0);
+	/* One read of numa_maps per move, and it is the caller's. */
+	CHECK_U64(np_stats_scans(stats), 0);
 	/* Nothing moved for real. */
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 0);
 	np_action_record_format(&rec[0], line, sizeof(line));
@@ -424,7 +464,7 @@ static void test_dry_run_pages(void)
 
 	/* A caller that never reads the records: they stop at the cap. */
 	for (int i = 0; i < NP_ACTUATOR_RECORDS_MAX / 2 + 10; i++)
-		np_actuator_move_pages(act, &task, 1, 0, &res);
+		move(act, &at, &task, 1, 0, &res);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, NP_ACTUATOR_RECORDS_MAX);
 	CHECK_U64(np_actuator_records_dropped(act), 20);
@@ -432,7 +472,7 @@ static void test_dry_run_pages(void)
 	CHECK_U64(np_actuator_records_dropped(act), 0);
 
 	/* max_bytes cuts it: 1 MiB of the 2.4 from node 0, none from node 2. */
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, MIB, &res), 0);
+	CHECK_INT(move(act, &at, &task, 1, MIB, &res), 0);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 1);
 	CHECK_U64(rec[0].pages, 256);
@@ -441,7 +481,7 @@ static void test_dry_run_pages(void)
 	np_actuator_clear_records(act);
 
 	/* Everything already on node 1 except what the policy holds. */
-	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, 0, 0, &res), 0);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 2);
 	CHECK_INT(rec[0].from, 1);
@@ -450,42 +490,131 @@ static void test_dry_run_pages(void)
 	CHECK_U64(rec[1].pages, 100);
 	np_actuator_clear_records(act);
 
-	/* A reused pid: same pid, other start time. */
+	/* A reused pid: same pid, other start time. Another task to the
+	 * daemon, so a state of its own. */
 	task.start_ticks++;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_VANISHED), 1);
+	np_act_task_init(&reused_at);
+	CHECK_INT(move(act, &reused_at, &task, 1, 0, &res), -ESRCH);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_VANISHED), 1);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 0);
+	np_act_task_release(&reused_at);
 	/* Kernel threads are never touched. */
 	fixture_task(&task);
 	task.kthread = true;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EPERM);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EPERM);
 	/* A node outside the task's cpuset. */
 	fixture_task(&task);
 	task.has_details = true;
 	np_bitmap_set(&task.mems_allowed, 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EACCES);
-	CHECK_INT(np_actuator_move_pages(act, &task, -1, 0, &res), -EINVAL);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EACCES);
+	CHECK_INT(move(act, &at, &task, -1, 0, &res), -EINVAL);
 	np_actuator_free(act);
 
 	/* The global rate: 1 MiB/s on a clock that only moves when told. */
 	params.migrate_rate_mb_s = 1;
 	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
 	fixture_task(&task);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 1);
 	CHECK_U64(rec[0].bytes, MIB);
 	CHECK(res.budget_exhausted);
 	np_actuator_clear_records(act);
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -EAGAIN);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_RATE_LIMIT), 1);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EAGAIN);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_RATE_LIMIT), 1);
 	virtual_ns += SEC / 2;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
 	rec = np_actuator_records(act, &nr);
 	CHECK_INT(nr, 1);
 	CHECK_U64(rec[0].bytes, MIB / 2);
 	np_actuator_free(act);
+	np_act_task_release(&at);
+	CHECK_U64(np_stats_scans(stats), 0);
+	teardown(ctx, topo, stats);
+}
+
+/* The actuator reads no numa_maps: it acts on the caller's read, once per
+ * tick, and what it would move is what that read says. */
+static void test_reads_no_numa_maps(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	struct np_act_task at;
+	struct np_task_memory mem;
+	uint64_t bytes_read = 0, want_pages[NP_MAX_NODES] = {0}, want_total = 0, got_total = 0;
+	const struct np_action_record *rec;
+	unsigned nr, nr_vmas;
+	const int target = 1;
+
+	setup(fixture("act-dry"), "handmade-4node", &ctx, &topo, &stats);
+	np_actuator_params_init(&params);
+	params.migrate_rate_mb_s = 0;
+	params.clock = virtual_clock;
+	virtual_ns = 2000 * SEC;
+	fixture_task(&task);
+	np_act_task_init(&at);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
+
+	/* The tick's read, counted as the engine counts it. */
+	CHECK_INT(np_memory_read(mem_reader, ctx, task.pid, &mem, &bytes_read), 0);
+	CHECK(bytes_read > 0);
+	np_stats_add_scan(stats, bytes_read);
+	CHECK_U64(np_stats_scans(stats), 1);
+	for (unsigned v = 0; v < mem.nr_vmas; v++) {
+		const struct np_memory_vma *vma = &mem.vmas[v];
+
+		for (unsigned i = 0; i < vma->nr_nodes; i++) {
+			const struct np_nm_node_pages *np = &mem.pages[vma->first_node + i];
+
+			if (np->node != target && np->node >= 0 && np->node < NP_MAX_NODES) {
+				want_pages[np->node] += np->pages;
+				want_total += np->pages;
+			}
+		}
+	}
+	CHECK_U64(want_total, 705); /* as test_dry_run_pages found */
+
+	CHECK_INT(np_actuator_move_pages(act, &at, &task, &mem, target, 0, &res), 0);
+	CHECK_U64(np_stats_scans(stats), 1); /* the move read none */
+	rec = np_actuator_records(act, &nr);
+	for (unsigned i = 0; i < nr; i++) {
+		CHECK_INT(rec[i].kind, NP_RECORD_PAGES);
+		CHECK_INT(rec[i].to, target);
+		CHECK(rec[i].from >= 0 && rec[i].from < NP_MAX_NODES);
+		if (rec[i].from < 0 || rec[i].from >= NP_MAX_NODES)
+			continue;
+		CHECK_U64(rec[i].pages, want_pages[rec[i].from]);
+		CHECK_U64(rec[i].bytes, want_pages[rec[i].from] * 4096);
+		want_pages[rec[i].from] = 0; /* one record per source node */
+		got_total += rec[i].pages;
+	}
+	for (unsigned node = 0; node < NP_MAX_NODES; node++)
+		CHECK_U64(want_pages[node], 0);
+	CHECK_U64(got_total, want_total);
+	CHECK_U64(res.pages_moved, want_total);
+	np_actuator_clear_records(act);
+
+	/* A read showing no movable VMAs moves nothing, whatever the task's
+	 * numa_maps file still says. */
+	nr_vmas = mem.nr_vmas;
+	mem.nr_vmas = 0;
+	CHECK_INT(np_actuator_move_pages(act, &at, &task, &mem, target, 0, &res), 0);
+	mem.nr_vmas = nr_vmas;
+	rec = np_actuator_records(act, &nr);
+	CHECK_INT(nr, 0);
+	CHECK_U64(res.pages_misplaced, 0);
+	CHECK_U64(res.pages_moved, 0);
+	CHECK_U64(np_stats_scans(stats), 1);
+
+	np_task_memory_clear(&mem);
+	np_actuator_free(act);
+	np_act_task_release(&at);
 	teardown(ctx, topo, stats);
 }
 
@@ -497,6 +626,7 @@ static void test_dry_run_affinity(void)
 	struct np_actuator *act;
 	struct np_affinity_result res;
 	struct np_task task;
+	struct np_act_task at;
 	struct np_bitmap node_cpus, want;
 	const struct np_action_record *rec;
 	unsigned nr;
@@ -505,11 +635,12 @@ static void test_dry_run_affinity(void)
 	setup(fixture("act-dry"), "handmade-4node", &ctx, &topo, &stats);
 	CHECK_INT(np_actuator_new_dry(ctx, stats, NULL, &act), 0);
 	fixture_task(&task);
+	np_act_task_init(&at);
 	np_bitmap_zero(&node_cpus);
 	for (unsigned c = 4; c < 8; c++)
 		np_bitmap_set(&node_cpus, c);
 
-	CHECK_INT(np_actuator_set_affinity(act, &task, &node_cpus, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &node_cpus, &res), 0);
 	CHECK_INT(res.nr, 3);
 	CHECK_INT(res.counts[NP_THREAD_NARROWED], 1);
 	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
@@ -539,14 +670,15 @@ static void test_dry_run_affinity(void)
 	CHECK(np_bitmap_equal(&rec[0].cpus, &want));
 	np_action_record_format(&rec[0], line, sizeof(line));
 	CHECK_STR(line, "pid 4242: thread 4242 affinity -> 4-7");
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_AFFINITY_EMPTY), 1);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_NO_SETAFFINITY), 1);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_AFFINITY_EMPTY), 1);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_NO_SETAFFINITY), 1);
 	np_affinity_result_clear(&res);
 
 	task.flags = NP_PF_NO_SETAFFINITY;
-	CHECK_INT(np_actuator_set_affinity(act, &task, &node_cpus, &res), -EPERM);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &node_cpus, &res), -EPERM);
 	np_affinity_result_clear(&res);
 	np_actuator_free(act);
+	np_act_task_release(&at);
 	teardown(ctx, topo, stats);
 }
 
@@ -659,8 +791,9 @@ static void test_stop_hook(void)
 	struct np_actuator *act;
 	struct np_move_result res;
 	struct np_task task;
-	uintptr_t at = 0;
-	int child = spawn_region_child(4000, 1, &at);
+	struct np_act_task at;
+	uintptr_t addr = 0;
+	int child = spawn_region_child(4000, 1, &addr);
 
 	CHECK(child > 0);
 	if (child <= 0)
@@ -673,17 +806,19 @@ static void test_stop_hook(void)
 	memset(&fake, 0, sizeof(fake));
 	fake.ns_per_page = 1000;
 	live_task(&task, child);
+	np_act_task_init(&at);
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK_INT(fake.calls, 2);
 	CHECK_INT(res.calls, 2);
 	CHECK(res.budget_exhausted);
 	CHECK(res.pages_moved > 0 && res.pages_moved <= 128);
 	/* Asked before the first call, it moves nothing. */
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	CHECK_INT(fake.calls, 2);
 	CHECK_U64(res.pages_moved, 0);
 	np_actuator_free(act);
+	np_act_task_release(&at);
 	teardown(ctx, topo, stats);
 	reap(child);
 }
@@ -705,23 +840,26 @@ static void test_dense_ranges_skip_lookups(void)
 	virtual_ns = 5000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	for (unsigned step = 1; step <= 2; step++) {
-		uintptr_t at = 0;
-		int child = spawn_region_child(4000, step, &at);
+		struct np_act_task at;
+		uintptr_t addr = 0;
+		int child = spawn_region_child(4000, step, &addr);
 
 		CHECK(child > 0);
 		if (child <= 0)
 			break;
 		memset(&fake, 0, sizeof(fake));
 		fake.ns_per_page = 1000;
-		fake.watch_lo = at;
-		fake.watch_hi = at + 4000 * 4096ul;
+		fake.watch_lo = addr;
+		fake.watch_hi = addr + 4000 * 4096ul;
 		live_task(&task, child);
-		CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+		np_act_task_init(&at); /* each child is a task of its own */
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 		CHECK(res.pages_moved >= 4000 / step);
 		if (step == 1)
 			CHECK_U64(fake.watched_lookups, 0);
 		else
 			CHECK_U64(fake.watched_lookups, 4000);
+		np_act_task_release(&at);
 		reap(child);
 	}
 	np_actuator_free(act);
@@ -773,6 +911,9 @@ static void test_real_batches(void)
 	struct np_actuator *act;
 	struct np_move_result res;
 	struct np_task task;
+	/* The child's state, kept across the actuators below as the daemon's
+	 * table keeps it; the second child gets its own. */
+	struct np_act_task at, second_at;
 	int child = spawn_child(4000);
 
 	CHECK(child > 0);
@@ -785,10 +926,11 @@ static void test_real_batches(void)
 	fake.busy_every = 10;
 	fake.ns_per_page = 50000; /* 20 ms = 400 pages */
 	live_task(&task, child);
+	np_act_task_init(&at);
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 
 	/* "Move" everything of the child to the fake node. */
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(res.pages_misplaced >= 4000);
 	CHECK_U64(res.pages_moved + res.pages_failed, res.pages_misplaced);
 	CHECK_U64(res.pages_failed, res.pages_misplaced / 10);
@@ -804,11 +946,11 @@ static void test_real_batches(void)
 	CHECK(!res.budget_exhausted);
 	/* The size adapted toward 400 pages a call. */
 	fake.max_count = 0;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(fake.max_count < 512 && fake.max_count >= 300);
 
 	/* max_bytes: 1 MiB at most. */
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, MIB, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, MIB, &res), 0);
 	CHECK(res.bytes_moved <= MIB && res.bytes_moved > MIB / 2);
 	CHECK(res.budget_exhausted);
 	np_actuator_free(act);
@@ -817,13 +959,13 @@ static void test_real_batches(void)
 	params.migrate_rate_mb_s = 1;
 	fake.ns_per_page = 0; /* only the test moves the clock */
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	/* Pages left in place cost no bandwidth: their bytes go back. */
 	CHECK_U64(res.bytes_moved, MIB);
 	CHECK(res.budget_exhausted);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	virtual_ns += SEC / 2;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK_U64(res.bytes_moved, MIB / 2);
 	np_actuator_free(act);
 
@@ -832,17 +974,17 @@ static void test_real_batches(void)
 	params.backoff_min_ms = 1000;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	fake.fail_moves = -ENOMEM;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ENOMEM);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -ENOMEM);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ENOMEM), 1);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_BACKOFF), 1);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EAGAIN);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_BACKOFF), 1);
 	virtual_ns += SEC;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ENOMEM);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -ENOMEM);
 	virtual_ns += SEC; /* the second wait is two seconds */
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -EAGAIN);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EAGAIN);
 	virtual_ns += SEC;
 	fake.fail_moves = 0;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(res.pages_moved > 0);
 
 	/* Small enough for one migrate_pages at the measured speed. */
@@ -850,10 +992,10 @@ static void test_real_batches(void)
 	params.allow_migrate_pages = true;
 	fake.ns_per_page = 1000; /* 20 ms = 20,000 pages: the child fits */
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	CHECK(!res.used_migrate_pages); /* nothing measured yet */
 	CHECK_INT(fake.migrate_calls, 0);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 	/* Unless a sparse range (a sanitizer's shadow) is part of the set. */
 	CHECK_INT(res.used_migrate_pages, res.bytes_skipped_sparse == 0);
 	CHECK_INT(fake.migrate_calls, res.bytes_skipped_sparse == 0);
@@ -867,11 +1009,15 @@ static void test_real_batches(void)
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	fake.calls = 0;
 	fake.kill_on_call = 2;
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 1);
-	CHECK_INT(np_actuator_move_pages(act, &task, FAKE_NODE, 0, &res), -ESRCH);
+	/* The actuator let go of the task's state (its pidfd closed). */
+	CHECK(!at.tracked);
+	CHECK_INT(at.pidfd, -1);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
+	np_act_task_release(&at);
 
 	/* It dies inside the call: move_pages(2) fails with EINVAL once an
 	 * exiting task has let go of its memory. That is its exit, counted as
@@ -879,12 +1025,16 @@ static void test_real_batches(void)
 	child = spawn_child(4000);
 	CHECK(child > 0);
 	live_task(&task, child);
+	np_act_task_init(&second_at);
 	fake.calls = 0;
 	fake.kill_errno = -EINVAL;
-	CHECK_INT(np_actuator_move_pages(act, &task, 1, 0, &res), -ESRCH);
+	CHECK_INT(move(act, &second_at, &task, 1, 0, &res), -ESRCH);
 	CHECK_INT(fake.calls, 2);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, ESRCH), 2);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_MOVE_PAGES, EINVAL), 0);
+	/* Its exit: the state was let go, not kept backing off. */
+	CHECK(!second_at.tracked);
+	np_act_task_release(&second_at);
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }
@@ -897,6 +1047,7 @@ static void test_identity(void)
 	struct np_actuator *act;
 	struct np_move_result res;
 	struct np_task task;
+	struct np_act_task at, other_at;
 	int child = spawn_child(16), other;
 
 	CHECK(child > 0);
@@ -905,23 +1056,28 @@ static void test_identity(void)
 	setup("/", "host", &ctx, &topo, &stats);
 	CHECK_INT(np_actuator_new_real(ctx, stats, NULL, &act), 0);
 	live_task(&task, child);
+	np_act_task_init(&at);
 	CHECK(task.start_ticks > 0);
 	/* On one node, moving to node 0 finds nothing to do, but every check
 	 * runs; on more (the test guest), a second move finds nothing left. */
-	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+	CHECK_INT(move(act, &at, &task, 0, 0, &res), 0);
 	if (numa_max_node() > 0) {
 		/* Pages the child still shared with us (copy on write) were
 		 * refused; some may be its own by now. Nothing else is left. */
 		uint64_t refused = res.pages_failed;
 
-		CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), 0);
+		CHECK_INT(move(act, &at, &task, 0, 0, &res), 0);
 		CHECK(res.pages_moved <= refused);
 	} else {
 		CHECK_U64(res.pages_moved, 0);
 	}
-	CHECK(np_stats_scans(stats) >= 1);
+	/* The moves read no numa_maps: move() read it for them. */
+	CHECK_U64(np_stats_scans(stats), 0);
 	reap(child);
-	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
+	CHECK_INT(move(act, &at, &task, 0, 0, &res), -ESRCH);
+	/* Gone: the actuator let go of its state. */
+	CHECK(!at.tracked);
+	CHECK_INT(at.pidfd, -1);
 	/* A fresh process that might have got the pid: the (pid, start) we
 	 * hold is refused whatever now answers to the pid. Start times count
 	 * clock ticks; one begun in the same tick as the child would be the
@@ -934,10 +1090,15 @@ static void test_identity(void)
 		other = spawn_child(1);
 	}
 	CHECK(read_start_ticks(other) != task.start_ticks);
+	/* (other's pid, the child's start): another identity, so a fresh
+	 * state, as the daemon's table would give it. */
 	task.pid = other;
-	CHECK_INT(np_actuator_move_pages(act, &task, 0, 0, &res), -ESRCH);
+	np_act_task_init(&other_at);
+	CHECK_INT(move(act, &other_at, &task, 0, 0, &res), -ESRCH);
+	CHECK(!other_at.tracked);
 	reap(other);
-	np_actuator_prune(act);
+	np_act_task_release(&at);
+	np_act_task_release(&other_at);
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }
@@ -950,6 +1111,7 @@ static void test_real_affinity(void)
 	struct np_actuator *act;
 	struct np_affinity_result res;
 	struct np_task task;
+	struct np_act_task at;
 	struct np_bitmap mine, one;
 	int child, first;
 
@@ -965,10 +1127,11 @@ static void test_real_affinity(void)
 	setup("/", "host", &ctx, &topo, &stats);
 	CHECK_INT(np_actuator_new_real(ctx, stats, NULL, &act), 0);
 	live_task(&task, child);
+	np_act_task_init(&at);
 	first = np_bitmap_next(&mine, 0);
 	np_bitmap_zero(&one);
 	np_bitmap_set(&one, (unsigned)first);
-	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
 	CHECK_INT(res.nr, 1);
 	CHECK_INT(res.threads[0].tid, child);
 	CHECK_INT(res.threads[0].outcome, NP_THREAD_NARROWED);
@@ -976,24 +1139,26 @@ static void test_real_affinity(void)
 	CHECK(np_bitmap_equal(&res.threads[0].before, &mine));
 	np_affinity_result_clear(&res);
 	/* Again: already inside. */
-	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
 	CHECK_INT(res.counts[NP_THREAD_UNCHANGED], 1);
 	np_affinity_result_clear(&res);
 	/* A node whose CPUs the thread may not use: never widened. */
 	np_bitmap_zero(&one);
 	np_bitmap_set(&one, (unsigned)np_bitmap_next(&mine, (unsigned)first + 1));
-	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
 	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
 	np_affinity_result_clear(&res);
 	reap(child);
-	CHECK_INT(np_actuator_set_affinity(act, &task, &one, &res), -ESRCH);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), -ESRCH);
 	np_affinity_result_clear(&res);
+	np_act_task_release(&at);
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }
 
 int main(void)
 {
+	CHECK_INT(np_memory_reader_new(&mem_reader), 0);
 	test_token_bucket();
 	test_backoff();
 	test_page_plan();
@@ -1002,6 +1167,7 @@ int main(void)
 	test_affinity_narrow();
 	test_maps_parse();
 	test_dry_run_pages();
+	test_reads_no_numa_maps();
 	test_dry_run_affinity();
 	test_kernel_move_pages_self();
 	test_identity();
@@ -1009,5 +1175,6 @@ int main(void)
 	test_real_batches();
 	test_dense_ranges_skip_lookups();
 	test_stop_hook();
+	np_memory_reader_free(mem_reader);
 	return check_done();
 }

@@ -3,8 +3,9 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <string.h>
 
-static const struct np_report_task *find_task(const struct np_report *r, int pid)
+static const struct np_snap_task *find_task(const struct np_snapshot *r, int pid)
 {
 	for (unsigned i = 0; i < r->nr_tasks; i++)
 		if (r->tasks[i].task.pid == pid)
@@ -17,13 +18,13 @@ static const struct np_report_task *find_task(const struct np_report *r, int pid
 static void test_report_decisions(void)
 {
 	struct np_config cfg;
-	struct np_report *r;
+	struct np_snapshot *r;
 	struct np_ctx *ctx;
-	const struct np_report_task *t;
+	const struct np_snap_task *t;
 
 	np_config_init(&cfg);
 	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
-	CHECK_INT(np_report_collect(ctx, &cfg, 1 << 20, &r), 0);
+	CHECK_INT(np_engine_look_once(ctx, &cfg, 1 << 20, &r), 0);
 	CHECK_INT(r->nr_tasks, 4); /* not the kernel thread */
 	CHECK_INT(r->kernel_numa_balancing, 0);
 
@@ -46,19 +47,19 @@ static void test_report_decisions(void)
 	if (t) {
 		CHECK_INT(t->action.reason, NP_REASON_TOO_YOUNG);
 		/* Shown with its memory all the same. */
-		CHECK_U64(t->total_bytes, 51200ull * 4096);
+		CHECK_U64(t->mem.total_bytes, 51200ull * 4096);
 	}
 	t = find_task(r, 400);
 	CHECK(t && t->action.kind == NP_ACTION_SKIP && t->action.reason == NP_REASON_TOO_SMALL);
 	CHECK(find_task(r, 2) == NULL);
-	np_report_free(r);
+	np_snapshot_free(r);
 
 	/* With the young task's delay gone, it is decided on like the others. */
 	cfg.scan_delay_ms = 0;
-	CHECK_INT(np_report_collect(ctx, &cfg, 1 << 20, &r), 0);
+	CHECK_INT(np_engine_look_once(ctx, &cfg, 1 << 20, &r), 0);
 	t = find_task(r, 300);
 	CHECK(t && t->action.reason != NP_REASON_TOO_YOUNG);
-	np_report_free(r);
+	np_snapshot_free(r);
 	np_config_free(&cfg);
 	np_ctx_free(ctx);
 }
@@ -71,7 +72,7 @@ static void test_ticks(void)
 	const struct np_sched_counters *sc;
 	struct np_engine *engine;
 	struct np_config cfg;
-	struct np_report *snap;
+	struct np_snapshot *snap;
 	struct np_ctx *ctx;
 
 	np_config_init(&cfg);
@@ -88,11 +89,12 @@ static void test_ticks(void)
 	/* hog and local are old and big enough; young, small and kthreadd not. */
 	CHECK_INT(snap->nr_tasks, 2);
 	CHECK_U64(sc->numa_maps_reads, 2);
-	CHECK_INT(np_engine_tracked(engine), 2);
+	/* Every listed task has its state, read or not. */
+	CHECK_INT(np_engine_tracked(engine), 5);
 	/* The hog's threads are not pinned: a first move waits for three
 	 * looks that agree. */
 	CHECK(snap->nr_tasks == 2 && snap->tasks[0].action.reason == NP_REASON_HYSTERESIS);
-	np_report_free(snap);
+	np_snapshot_free(snap);
 
 	/* Inside the period nothing is read again. */
 	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
@@ -108,7 +110,11 @@ static void test_ticks(void)
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	CHECK_U64(sc->numa_maps_reads, 6);
 	CHECK(snap->nr_tasks == 2 && snap->tasks[0].action.kind == NP_ACTION_MOVE);
-	np_report_free(snap);
+	CHECK(snap->nr_tasks == 2 && snap->tasks[0].outcome == NP_SNAP_DONE);
+	/* The move acted on the tick's own read: one read per look, and the
+	 * metrics and the summary count the same. */
+	CHECK_U64(np_stats_scans(np_engine_stats(engine)), sc->numa_maps_reads);
+	np_snapshot_free(snap);
 
 	/* With the default CPU threshold, tasks whose CPU time stands still are
 	 * idle: not read again. */
@@ -117,7 +123,12 @@ static void test_ticks(void)
 	np_clock_advance(params.clock, cfg.scan_period_max_ms);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 6);
-	CHECK(sc->verdicts[NP_SCHED_SKIP_IDLE] >= 2);
+	CHECK(sc->verdicts[NP_REASON_IDLE] >= 2);
+	/* Every skip is counted, under the same reason in both. */
+	CHECK_U64(np_stats_skips(np_engine_stats(engine), NP_REASON_IDLE),
+		  sc->verdicts[NP_REASON_IDLE]);
+	CHECK_U64(np_stats_skips(np_engine_stats(engine), NP_REASON_TOO_YOUNG),
+		  sc->verdicts[NP_REASON_TOO_YOUNG]);
 
 	/* A reload that the scheduler refuses keeps the old configuration. */
 	cfg.scan_period_min_ms = 0;
@@ -131,9 +142,91 @@ static void test_ticks(void)
 	np_ctx_free(ctx);
 }
 
+/* Memory the actuator will not move (under the task's own policy, or file
+ * pages other tasks map) is not misplaced: the report and the daemon agree
+ * on it. */
+static void test_user_policy(void)
+{
+	struct np_config cfg;
+	struct np_snapshot *r;
+	struct np_ctx *ctx;
+	const struct np_snap_task *t;
+
+	np_config_init(&cfg);
+	CHECK_INT(np_ctx_new(fixture("userpolicy-2node"), &ctx), 0);
+	CHECK_INT(np_engine_look_once(ctx, &cfg, 1 << 20, &r), 0);
+	/* All of it under prefer:1. */
+	t = find_task(r, 100);
+	CHECK(t && t->action.kind == NP_ACTION_KEEP && t->action.reason == NP_REASON_USER_POLICY);
+	if (t) {
+		CHECK(strstr(t->action.reason_text, "400 MiB under its own memory policy (prefer)"));
+		CHECK_U64(t->action.move_bytes, 0);
+	}
+	/* Only the anonymous part moves; the shared file stays. */
+	t = find_task(r, 200);
+	CHECK(t && t->action.kind == NP_ACTION_MOVE);
+	if (t) {
+		CHECK_U64(t->action.move_bytes, 300ull << 20);
+		CHECK(strstr(t->action.reason_text, "50 MiB of files other tasks map stays"));
+	}
+	t = find_task(r, 300);
+	CHECK(t && t->action.kind == NP_ACTION_KEEP && t->action.reason == NP_REASON_USER_POLICY);
+	if (t)
+		CHECK(strstr(t->action.reason_text, "(bind, interleave)"));
+	np_snapshot_free(r);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
+/* A move that moves nothing is not tried again at the next look: the
+ * engine backs off and the snapshot says so once. */
+static void test_no_effect(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_snapshot *snap;
+	struct np_ctx *ctx;
+	unsigned no_effect = 0, first = 0, deferred = 0;
+
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.min_rss_mb = 1;
+	CHECK_INT(np_ctx_new(fixture("userpolicy-2node"), &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	/* pid 200's maps has no range for its anonymous VMA: the actuator
+	 * finds nothing it can move where numa_maps said there was. */
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	for (int i = 0; i < 12; i++) {
+		CHECK_INT(np_engine_tick(engine, &snap), 0);
+		for (unsigned k = 0; k < snap->nr_tasks; k++) {
+			const struct np_snap_task *e = &snap->tasks[k];
+
+			if (e->task.pid != 200 || e->action.kind != NP_ACTION_MOVE)
+				continue;
+			no_effect += e->outcome == NP_SNAP_NO_EFFECT;
+			first += e->first_no_effect;
+			deferred += e->outcome == NP_SNAP_DEFERRED;
+		}
+		np_snapshot_free(snap);
+		np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	}
+	CHECK_INT(first, 1);
+	CHECK(no_effect >= 1 && no_effect < 6);
+	CHECK(deferred >= 4);
+	CHECK(np_stats_skips(np_engine_stats(engine), NP_REASON_NO_EFFECT) >= 4);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
 int main(void)
 {
 	test_report_decisions();
+	test_user_policy();
+	test_no_effect();
 	test_ticks();
 	return check_done();
 }

@@ -5,6 +5,7 @@
  */
 #include "check.h"
 #include "config.h"
+#include "filter.h"
 #include "policy.h"
 
 #include <stdbool.h>
@@ -505,6 +506,18 @@ static void build_task(struct built *b, const char *threads, const uint64_t *mem
 	b->task.last_cpu = n ? b->threads[0].last_cpu : 0;
 }
 
+/* Decide, and commit the next history as the engine does when the action
+ * takes effect (here it always does). */
+static void decide(const struct np_policy_machine *m, const struct np_config *cfg,
+		   const struct np_policy_task *t, struct np_action *a)
+{
+	struct np_policy_history next;
+
+	np_policy_decide(m, cfg, t, a, &next);
+	if (t->hist)
+		*(struct np_policy_history *)t->hist = next; /* the test owns it */
+}
+
 static void build(struct built *b, const struct policy_case *c)
 {
 	memset(b, 0, sizeof(*b));
@@ -601,7 +614,7 @@ static void test_table(void)
 		 * pinned must be seen on the same side for hysteresis_periods
 		 * looks before a first move. */
 		for (unsigned look = 0; look < b->cfg.hysteresis_periods; look++) {
-			np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+			decide(&b->machine, &b->cfg, &b->input, &a);
 			if (a.reason != NP_REASON_HYSTERESIS || hist.target_node >= 0)
 				break;
 		}
@@ -628,130 +641,39 @@ static void test_table(void)
 	}
 }
 
-/* ---- screening: the checks that need no numa_maps ---- */
+/* ---- the filter and kernel threads, checked again at the decision ---- */
 
-struct screen_case {
-	const char *name;
-	const char *comm;
-	int pid;
-	bool kthread;
-	uint64_t age_ms, rss_mib;
-	double cpu_percent;
-	const char *cgroup;
-	char *const *exclude_comm, *const *include_comm;
-	char *const *exclude_cgroup, *const *include_cgroup;
-	bool exclude_pid_4242;
-	bool pass;
-	enum np_reason reason;
-	const char *text;
-};
-
-static char *const ssh_glob[] = {"ssh*", NULL};
-static char *const db_globs[] = {"postgres", "mysqld", NULL};
-static char *const system_slice[] = {"/system.slice/", NULL};
-static char *const user_slice[] = {"/user.slice", NULL};
-
-static const struct screen_case screen_cases[] = {
-    {"an ordinary busy task passes", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
-     .cpu_percent = 80, .cgroup = "/user.slice/app", .pass = true},
-    {"kernel threads are never candidates", "kswapd0", 90, .kthread = true, .age_ms = 5000,
-     .rss_mib = 512, .cpu_percent = 80, .reason = NP_REASON_KERNEL_THREAD},
-    {"exclude_pid", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
-     .exclude_pid_4242 = true, .reason = NP_REASON_EXCLUDED, .text = "pid 4242 is in exclude_pid"},
-    {"exclude_comm glob", "sshd", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
-     .exclude_comm = ssh_glob, .reason = NP_REASON_EXCLUDED,
-     .text = "comm \"sshd\" matches exclude_comm \"ssh*\""},
-    {"include_comm that does not match", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
-     .cpu_percent = 80, .include_comm = db_globs, .reason = NP_REASON_EXCLUDED},
-    {"include_comm that matches", "mysqld", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
-     .include_comm = db_globs, .pass = true},
-    {"exclude_cgroup covers its subtree", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
-     .cpu_percent = 80, .cgroup = "/system.slice/cron.service", .exclude_cgroup = system_slice,
-     .reason = NP_REASON_EXCLUDED, .text = "under exclude_cgroup /system.slice/"},
-    {"exclude_cgroup matches whole components only", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
-     .cpu_percent = 80, .cgroup = "/system.slice2/x.service", .exclude_cgroup = system_slice,
-     .pass = true},
-    {"include_cgroup that does not match", "worker", 4242, .age_ms = 5000, .rss_mib = 512,
-     .cpu_percent = 80, .cgroup = "/system.slice/x.service", .include_cgroup = user_slice,
-     .reason = NP_REASON_EXCLUDED},
-    {"include_cgroup exact", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 80,
-     .cgroup = "/user.slice", .include_cgroup = user_slice, .pass = true},
-    {"too young", "worker", 4242, .age_ms = 999, .rss_mib = 512, .cpu_percent = 80,
-     .reason = NP_REASON_TOO_YOUNG, .text = "started 999 ms ago, scan_delay_ms is 1000"},
-    {"too small", "worker", 4242, .age_ms = 5000, .rss_mib = 99, .cpu_percent = 80,
-     .reason = NP_REASON_TOO_SMALL, .text = "RSS 99 MiB is below min_rss_mb 100"},
-    {"idle", "worker", 4242, .age_ms = 5000, .rss_mib = 512, .cpu_percent = 4.9,
-     .reason = NP_REASON_IDLE, .text = "4.9% CPU since the last look, below min_cpu_percent 5"},
-    {"at the thresholds passes", "worker", 4242, .age_ms = 1000, .rss_mib = 100, .cpu_percent = 5,
-     .pass = true},
-};
-
-static struct np_strv strv(char *const *v)
+static void test_decide_screens(void)
 {
-	size_t n = 0;
-
-	while (v && v[n])
-		n++;
-	return (struct np_strv){.v = (char **)v, .n = n};
-}
-
-static void test_screen(void)
-{
-	for (size_t i = 0; i < sizeof(screen_cases) / sizeof(screen_cases[0]); i++) {
-		const struct screen_case *c = &screen_cases[i];
-		struct np_config cfg;
-		struct np_task task = {0};
-		struct np_action a;
-		int excluded = 4242, before = check_failures;
-		bool pass;
-
-		np_config_init(&cfg);
-		cfg.exclude_comm = strv(c->exclude_comm);
-		cfg.include_comm = strv(c->include_comm);
-		cfg.exclude_cgroup = strv(c->exclude_cgroup);
-		cfg.include_cgroup = strv(c->include_cgroup);
-		if (c->exclude_pid_4242) {
-			cfg.exclude_pid = &excluded;
-			cfg.nr_exclude_pid = 1;
-		}
-		task.pid = c->pid;
-		snprintf(task.comm, sizeof(task.comm), "%s", c->comm);
-		task.kthread = c->kthread;
-		task.age_ms = c->age_ms;
-		task.rss_bytes = c->rss_mib * MiB;
-		task.has_details = true;
-		task.cgroup = (char *)c->cgroup;
-
-		pass = np_policy_screen(&cfg, &task, c->cpu_percent, &a);
-		CHECK_INT(pass, c->pass);
-		CHECK_INT(a.pid, c->pid);
-		if (!c->pass) {
-			CHECK_INT(a.kind, NP_ACTION_SKIP);
-			CHECK_STR(np_reason_name(a.reason), np_reason_name(c->reason));
-		}
-		if (c->text)
-			CHECK(strstr(a.reason_text, c->text) != NULL);
-		if (check_failures != before)
-			fprintf(stderr, "  in screen case \"%s\": \"%s\"\n", c->name,
-				a.reason_text);
-	}
-}
-
-/* Without details the cgroup is unknown: the cgroup filters wait for them
- * rather than excluding everything. */
-static void test_screen_before_details(void)
-{
+	static const struct policy_case base = {
+	    .name = "screened",
+	    .topo = &two_nodes,
+	    .mem_mib = {0, 512},
+	    .threads = "0-3",
+	};
+	static char *const own_comm[] = {"test*", NULL};
+	struct built *b = malloc(sizeof(*b));
+	struct np_filter *filter;
 	struct np_config cfg;
-	struct np_task task = {.pid = 7, .age_ms = 5000, .rss_bytes = 512 * MiB};
 	struct np_action a;
 
+	build(b, &base);
 	np_config_init(&cfg);
-	cfg.include_cgroup = strv(user_slice);
-	CHECK(np_policy_screen(&cfg, &task, 50, &a));
-	task.has_details = true;
-	CHECK(!np_policy_screen(&cfg, &task, 50, &a));
+	cfg.exclude_comm = (struct np_strv){.v = (char **)own_comm, .n = 1};
+	CHECK_INT(np_filter_new(&cfg, &filter), 0);
+	snprintf(b->task.comm, sizeof(b->task.comm), "testtask");
+	b->machine.filter = filter;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_SKIP);
 	CHECK_STR(np_reason_name(a.reason), "excluded");
-	CHECK(strstr(a.reason_text, "(unknown)") != NULL);
+	CHECK(strstr(a.reason_text, "matches exclude_comm \"test*\"") != NULL);
+	b->machine.filter = NULL;
+	b->task.kthread = true;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_STR(np_reason_name(a.reason), "kernel-thread");
+	np_filter_free(filter);
+	unbuild(b);
+	free(b);
 }
 
 /* ---- hysteresis ---- */
@@ -780,7 +702,7 @@ static unsigned run_looks(struct built *b, struct np_policy_history *hist, const
 
 		build_task(b, x ? "0-3" : "4-7", x ? mem_x : mem_y);
 		b->input.hist = hist;
-		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		decide(&b->machine, &b->cfg, &b->input, &a);
 		CHECK(a.kind == NP_ACTION_MOVE || a.reason == NP_REASON_HYSTERESIS);
 		targets[i] = a.kind == NP_ACTION_MOVE ? a.target_node : -1;
 		moves += a.kind == NP_ACTION_MOVE;
@@ -858,7 +780,7 @@ static void test_partial_continues(void)
 	b->input.hist = &hist;
 	for (;;) {
 		build_task(b, "0-3", mem);
-		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		decide(&b->machine, &b->cfg, &b->input, &a);
 		if (a.kind != NP_ACTION_MOVE)
 			break;
 		CHECK_INT(a.target_node, 0);
@@ -896,7 +818,7 @@ static void test_own_narrowing_is_not_pinning(void)
 	b->input.hist = &hist;
 	/* Threads not pinned: three looks that agree, then the move. */
 	for (int look = 0; look < 3; look++)
-		np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+		decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK_INT(a.kind, NP_ACTION_MOVE);
 	CHECK(a.set_affinity);
 	CHECK(hist.narrowed);
@@ -904,13 +826,13 @@ static void test_own_narrowing_is_not_pinning(void)
 	/* The actuator narrowed it; later all its memory ends up on node 1. */
 	b->task.cpus_allowed = a.target_cpus;
 	build_task(b, "0-3", all_on_1);
-	np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(strstr(a.reason_text, "pinned") == NULL);
 	CHECK(strstr(a.reason_text, "move threads to node 1") != NULL);
 
 	/* Someone else set the same-looking mask: that is a pin. */
 	np_policy_history_init(&hist);
-	np_policy_decide(&b->machine, &b->cfg, &b->input, &a);
+	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(strstr(a.reason_text, "threads pinned to node 0: move pages to node 0") != NULL);
 	CHECK(!a.set_affinity);
 	unbuild(b);
@@ -945,10 +867,10 @@ static void test_batch_accounts_planned_moves(void)
 	tasks[1].node_bytes = b2->node_bytes;
 
 	/* Alone, each would move. */
-	np_policy_decide(&b1->machine, &b1->cfg, &tasks[1], &actions[1]);
+	decide(&b1->machine, &b1->cfg, &tasks[1], &actions[1]);
 	CHECK_INT(actions[1].kind, NP_ACTION_MOVE);
 
-	CHECK_INT(np_policy_decide_all(&b1->machine, &b1->cfg, tasks, 2, actions), 0);
+	CHECK_INT(np_policy_decide_all(&b1->machine, &b1->cfg, tasks, 2, actions, NULL), 0);
 	CHECK_INT(actions[0].kind, NP_ACTION_MOVE);
 	CHECK_INT(actions[0].target_node, 0);
 	CHECK_INT(actions[1].pid, 4343);
@@ -1143,7 +1065,7 @@ static void test_random_invariants(void)
 							    .hist = &r->hist};
 				struct np_action a;
 
-				np_policy_decide(&r->machine, &r->cfg, &in, &a);
+				decide(&r->machine, &r->cfg, &in, &a);
 				check_invariants(r, &allowed, &a);
 				decisions++;
 				moves += a.kind == NP_ACTION_MOVE || a.kind == NP_ACTION_SPREAD;
@@ -1178,8 +1100,7 @@ static void test_names(void)
 int main(void)
 {
 	test_table();
-	test_screen();
-	test_screen_before_details();
+	test_decide_screens();
 	test_no_ping_pong();
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
+#include "filter.h"
 #include "scheduler.h"
+#include "state.h"
 
 #include <errno.h>
 
@@ -37,6 +39,7 @@ static void make_list(struct np_task_list *list, const struct fake *fakes, unsig
 		struct np_task *t = &list->tasks[list->nr++];
 		uint64_t age = now - fakes[i].born_ms;
 
+		np_task_clear(t); /* a cgroup a details double attached */
 		*t = (struct np_task){
 		    .pid = fakes[i].pid,
 		    .start_ticks = fakes[i].born_ms * HZ / 1000,
@@ -54,6 +57,48 @@ static struct np_task tasks_storage[64];
 static struct np_task_list new_list(void)
 {
 	return (struct np_task_list){.tasks = tasks_storage, .cap = 64, .ticks_per_s = HZ};
+}
+
+/* What a new scan gives: the tasks as listed, without details. */
+static void clear_details(struct np_task_list *list)
+{
+	for (unsigned i = 0; i < list->nr; i++)
+		np_task_clear(&list->tasks[i]);
+}
+
+/* One tick as the daemon runs it: sort the list, make the table match it,
+ * plan over the states it then holds. */
+static int plan_tick(struct np_sched *sched, struct np_state_table *table,
+		     struct np_task_list *list, struct np_sched_plan *plan)
+{
+	int err;
+
+	np_task_list_sort(list);
+	err = np_state_table_sync(table, list, sched);
+	if (err)
+		return err;
+	return np_sched_plan(sched, list, table->sched, false, plan);
+}
+
+/* The scheduler's state of (pid, start_ticks) in the table, or NULL. */
+static struct np_sched_task *state_of(const struct np_state_table *table, int pid,
+				      uint64_t start_ticks)
+{
+	struct np_task_state *st = np_state_table_find(table, pid, start_ticks);
+
+	return st ? &st->sched : NULL;
+}
+
+/* A reload as the daemon does it: the config, then every task's state. */
+static int reload(struct np_sched *sched, struct np_state_table *table, const struct np_config *cfg)
+{
+	int err = np_sched_set_config(sched, cfg);
+
+	if (err)
+		return err;
+	for (unsigned i = 0; i < table->nr; i++)
+		np_sched_task_reload(sched, &table->v[i].sched);
+	return 0;
 }
 
 static bool picked(const struct np_sched_plan *plan, unsigned index)
@@ -76,6 +121,7 @@ static void test_scan_delay(void)
 	};
 	uint64_t first_read[3] = {0};
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
 	struct np_clock *clock;
 	struct np_sched *sched;
@@ -88,45 +134,49 @@ static void test_scan_delay(void)
 	for (uint64_t now = 1000; now <= 4000; now += 250) {
 		CHECK_INT(np_clock_set(clock, now), 0);
 		make_list(&list, fakes, 3, now);
-		CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+		CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 		for (unsigned i = 0; i < 3; i++) {
 			if (picked(&plan, i) && list.tasks[i].age_ms < cfg.scan_delay_ms)
 				early++;
 			if (picked(&plan, i) && !first_read[i])
 				first_read[i] = now;
-			if (plan.verdicts[i].reason == NP_SCHED_SKIP_TOO_YOUNG)
+			if (plan.verdicts[i].reason == NP_REASON_TOO_YOUNG)
 				CHECK_U64(plan.verdicts[i].wait_ms,
 					  cfg.scan_delay_ms - list.tasks[i].age_ms);
 		}
 		if (now == 1000)
-			CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SKIP_TOO_YOUNG);
+			CHECK_INT(plan.verdicts[0].reason, NP_REASON_TOO_YOUNG);
 		if (now == 2000)
-			CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SCAN_FIRST);
+			CHECK_INT(plan.verdicts[0].reason, NP_REASON_SCAN_FIRST);
 	}
 	CHECK_INT(early, 0);
 	CHECK_U64(first_read[0], 2000);
 	CHECK_U64(first_read[1], 2250);	       /* born 1130: of age at 2130 */
 	CHECK_U64(first_read[2], 2000 + 1000); /* born 1990: of age at 2990 */
-	CHECK_U64(np_sched_counters(sched)->verdicts[NP_SCHED_SCAN_FIRST], 3);
+	CHECK_U64(np_sched_counters(sched)->verdicts[NP_REASON_SCAN_FIRST], 3);
 
 	/* With no delay, a task is read at the first tick that lists it. */
 	cfg.scan_delay_ms = 0;
-	CHECK_INT(np_sched_set_config(sched, &cfg), 0);
+	CHECK_INT(reload(sched, &table, &cfg), 0);
 	fakes[0] = (struct fake){.pid = 20, .born_ms = 4250, .rss_mb = 200, .cpu_percent = 100};
 	CHECK_INT(np_clock_set(clock, 4250), 0);
 	make_list(&list, fakes, 1, 4250);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 1);
-	CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SCAN_FIRST);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_SCAN_FIRST);
+	CHECK_U64(table.seen, 4);
+	CHECK_U64(table.forgotten, 3);
 
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
 	np_clock_free(clock);
 }
 
 /* Tick every 100 ms; report @outcome after each read; return the gaps
- * between reads. */
-static unsigned read_gaps(struct np_sched *sched, struct np_clock *clock, struct fake *fake,
+ * between reads. The task's state is kept in @table. */
+static unsigned read_gaps(struct np_sched *sched, struct np_state_table *table,
+			  struct np_clock *clock, struct fake *fake,
 			  const enum np_scan_outcome *outcomes, unsigned nr_outcomes,
 			  uint64_t *gaps, unsigned max_gaps)
 {
@@ -139,12 +189,13 @@ static unsigned read_gaps(struct np_sched *sched, struct np_clock *clock, struct
 		uint64_t now = np_clock_now_ms(clock);
 
 		make_list(&list, fake, 1, now);
-		CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+		CHECK_INT(plan_tick(sched, table, &list, &plan), 0);
 		if (plan.nr_picks) {
 			if (reads)
 				gaps[nr_gaps++] = now - last;
 			last = now;
-			CHECK_INT(np_sched_done(sched, &list.tasks[0], 4096,
+			CHECK_INT(np_sched_done(sched, table->sched[plan.picks[0]],
+						&list.tasks[plan.picks[0]], 4096,
 						outcomes[reads < nr_outcomes ? reads : 0]),
 				  0);
 			reads++;
@@ -169,6 +220,7 @@ static void test_period_adapts(void)
 	/* After each outcome above, the next gap. */
 	uint64_t expect[] = {2000, 4000, 8000, 1000, 2000, 1000, 2000, 4000, 8000, 8000};
 	uint64_t gaps[16];
+	struct np_state_table table = {0};
 	struct np_clock *clock;
 	struct np_sched *sched;
 	unsigned n;
@@ -176,7 +228,7 @@ static void test_period_adapts(void)
 	cfg.scan_period_max_ms = 8000;
 	CHECK_INT(np_clock_new_virtual(5000, &clock), 0);
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
-	n = read_gaps(sched, clock, &fake, outcomes, 10, gaps, 10);
+	n = read_gaps(sched, &table, clock, &fake, outcomes, 10, gaps, 10);
 	CHECK_INT(n, 10);
 	for (unsigned i = 0; i < n && i < 10; i++)
 		CHECK_U64(gaps[i], expect[i]);
@@ -184,6 +236,7 @@ static void test_period_adapts(void)
 	CHECK_U64(np_sched_counters(sched)->bytes_parsed, 11 * 4096);
 	CHECK_U64(np_sched_counters(sched)->read_failures, 1);
 	CHECK_U64(np_sched_counters(sched)->outcomes[NP_SCAN_CHANGED], 1);
+	np_state_table_clear(&table);
 	np_sched_free(sched);
 	np_clock_free(clock);
 }
@@ -195,6 +248,7 @@ static void test_no_double_read(void)
 	struct np_config cfg = test_config();
 	struct fake fake = {.pid = 8, .born_ms = 0, .rss_mb = 500, .cpu_percent = 50};
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
 	struct np_clock *clock;
 	struct np_sched *sched;
@@ -204,13 +258,14 @@ static void test_no_double_read(void)
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
 	for (int i = 0; i < 100; i++) { /* 5 s in 50 ms ticks */
 		make_list(&list, &fake, 1, np_clock_now_ms(clock));
-		CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+		CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 		reads += plan.nr_picks;
 		if (plan.nr_picks == 0)
-			CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SKIP_PERIOD);
+			CHECK_INT(plan.verdicts[0].reason, NP_REASON_WAITING_PERIOD);
 		CHECK_INT(np_clock_advance(clock, 50), 0);
 	}
 	CHECK_INT(reads, 5);
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
 	np_clock_free(clock);
@@ -229,7 +284,9 @@ static void test_budget(void)
 	    {.pid = 4, .born_ms = 1000, .rss_mb = 2500, .cpu_percent = 100},
 	};
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
+	struct np_sched_task *st;
 	struct np_clock *clock;
 	struct np_sched *sched;
 	uint64_t period, next;
@@ -241,54 +298,61 @@ static void test_budget(void)
 	/* Overdue: pid 1 by 9000 ms, 2 by 8900, 3 by 8800, 4 by 8000. 1 fits,
 	 * 2 does not, and the line stops there: 3 would fit but waits. */
 	make_list(&list, fakes, 4, 10000);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 1);
 	CHECK_INT(plan.picks[0], 0);
-	CHECK_INT(plan.verdicts[1].reason, NP_SCHED_SKIP_BUDGET);
-	CHECK_INT(plan.verdicts[2].reason, NP_SCHED_SKIP_BUDGET);
-	CHECK_INT(plan.verdicts[3].reason, NP_SCHED_SKIP_BUDGET);
+	CHECK_INT(plan.verdicts[1].reason, NP_REASON_OVER_BUDGET);
+	CHECK_INT(plan.verdicts[2].reason, NP_REASON_OVER_BUDGET);
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_OVER_BUDGET);
 	CHECK_U64(plan.picked_rss_bytes, 600 * MIB);
 
 	CHECK_INT(np_clock_set(clock, 10250), 0);
 	make_list(&list, fakes, 4, 10250);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 2);
 	CHECK_INT(plan.picks[0], 1);
 	CHECK_INT(plan.picks[1], 2);
-	CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SKIP_PERIOD);
-	CHECK_INT(plan.verdicts[3].reason, NP_SCHED_SKIP_BUDGET);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_WAITING_PERIOD);
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_OVER_BUDGET);
 
 	/* The 2500 MiB task heads the line: read alone, over the budget. */
 	CHECK_INT(np_clock_set(clock, 10500), 0);
 	make_list(&list, fakes, 4, 10500);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 1);
 	CHECK_INT(plan.picks[0], 3);
 	CHECK_U64(plan.picked_rss_bytes, 2500 * MIB);
 	/* ceil(2500 / 1024) = 3 budgets: three minimum periods. */
-	CHECK_INT(np_sched_task_period(sched, 4, 1000 * HZ / 1000, &period, &next), 0);
+	st = state_of(&table, 4, 1000 * HZ / 1000);
+	CHECK(st != NULL);
+	CHECK(st == table.sched[3]);
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 3000);
 	CHECK_U64(next, 13500);
-	CHECK_INT(np_sched_done(sched, &list.tasks[3], 1000, NP_SCAN_STABLE), 0);
-	CHECK_INT(np_sched_task_period(sched, 4, 1000 * HZ / 1000, &period, &next), 0);
+	CHECK_INT(np_sched_done(sched, st, &list.tasks[3], 1000, NP_SCAN_STABLE), 0);
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 6000);
 	CHECK_U64(next, 16500);
-	CHECK_U64(np_sched_counters(sched)->verdicts[NP_SCHED_SKIP_BUDGET], 4);
+	CHECK_U64(np_sched_counters(sched)->verdicts[NP_REASON_OVER_BUDGET], 4);
 
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
 	np_clock_free(clock);
 }
 
 /* A pid reused by a new process is a new task: too young again, its own
- * period; the old one is forgotten. */
+ * period; the old one is forgotten. The caller's table holds the states:
+ * the sync drops the state of a task gone from the list, and counts it. */
 static void test_pid_reuse_and_exit(void)
 {
 	struct np_config cfg = test_config();
 	struct fake fake = {.pid = 300, .born_ms = 0, .rss_mb = 500, .cpu_percent = 100};
 	struct fake other = {.pid = 301, .born_ms = 0, .rss_mb = 500, .cpu_percent = 100};
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
+	struct np_sched_task *st;
 	struct np_task old_task;
 	struct np_clock *clock;
 	struct np_sched *sched;
@@ -297,38 +361,52 @@ static void test_pid_reuse_and_exit(void)
 	CHECK_INT(np_clock_new_virtual(2000, &clock), 0);
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
 	make_list(&list, &fake, 1, 2000);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 1);
 	old_task = list.tasks[0];
-	CHECK_INT(np_sched_done(sched, &old_task, 100, NP_SCAN_STABLE), 0);
+	CHECK(state_of(&table, 300, 0) == table.sched[0]);
+	CHECK_INT(np_sched_done(sched, table.sched[0], &old_task, 100, NP_SCAN_STABLE), 0);
 
 	fake.born_ms = 2100; /* pid 300 again, a new process */
 	CHECK_INT(np_clock_set(clock, 2500), 0);
 	make_list(&list, &fake, 1, 2500);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_INT(plan.nr_picks, 0);
-	CHECK_INT(plan.verdicts[0].reason, NP_SCHED_SKIP_TOO_YOUNG);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_TOO_YOUNG);
 	CHECK_U64(plan.verdicts[0].wait_ms, 600);
-	CHECK_U64(np_sched_counters(sched)->tasks_seen, 2);
-	CHECK_U64(np_sched_counters(sched)->tasks_forgotten, 1);
-	CHECK_INT(np_sched_task_period(sched, 300, 0, &period, &next), -ENOENT);
-	CHECK_INT(np_sched_done(sched, &old_task, 100, NP_SCAN_STABLE), -ENOENT);
+	CHECK_U64(table.seen, 2);
+	CHECK_U64(table.forgotten, 1);
+	CHECK_INT(table.nr, 1);
+	/* The old process's state is gone; the new one starts fresh. */
+	CHECK(state_of(&table, 300, old_task.start_ticks) == NULL);
+	st = state_of(&table, 300, 2100 * HZ / 1000);
+	CHECK(st != NULL);
+	CHECK(st != NULL && !st->scanned && !st->has_period);
 
 	/* It exits; another task stays. The exited one is forgotten. */
 	CHECK_INT(np_clock_set(clock, 3100), 0);
 	make_list(&list, &other, 1, 3100);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
-	CHECK_U64(np_sched_counters(sched)->tasks_forgotten, 2);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_U64(table.forgotten, 2);
+	CHECK_U64(table.seen, 3);
 	CHECK_U64(np_sched_counters(sched)->tasks_tracked, 1);
-	CHECK_INT(np_sched_task_period(sched, 300, 2100 * HZ / 1000, &period, &next), -ENOENT);
-	CHECK_INT(np_sched_task_period(sched, 301, 0, &period, &next), 0);
+	CHECK(state_of(&table, 300, 2100 * HZ / 1000) == NULL);
+	st = state_of(&table, 301, 0);
+	CHECK(st != NULL);
+	if (st) {
+		np_sched_task_period(sched, st, &period, &next);
+		CHECK_U64(period, 1000);
+	}
 
 	/* An empty list forgets everything. */
 	list.nr = 0;
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	CHECK_U64(np_sched_counters(sched)->tasks_tracked, 0);
-	CHECK_U64(np_sched_counters(sched)->tasks_forgotten, 3);
+	CHECK_U64(table.forgotten, 3);
+	CHECK_INT(table.nr, 0);
+	CHECK(state_of(&table, 301, 0) == NULL);
 
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
 	np_clock_free(clock);
@@ -342,55 +420,141 @@ static void test_reload_clamps(void)
 	enum np_scan_outcome stable[] = {NP_SCAN_STABLE, NP_SCAN_STABLE, NP_SCAN_STABLE,
 					 NP_SCAN_STABLE};
 	uint64_t gaps[8], period, next, last_read;
+	struct np_state_table table = {0};
+	struct np_sched_task *st;
 	struct np_clock *clock;
 	struct np_sched *sched;
 
 	CHECK_INT(np_clock_new_virtual(5000, &clock), 0);
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
 	/* Four stable reads: the period is 16 s. */
-	CHECK_INT(read_gaps(sched, clock, &fake, stable, 4, gaps, 3), 3);
-	CHECK_INT(np_sched_task_period(sched, 9, 0, &period, &next), 0);
+	CHECK_INT(read_gaps(sched, &table, clock, &fake, stable, 4, gaps, 3), 3);
+	st = state_of(&table, 9, 0);
+	CHECK(st != NULL);
+	if (!st)
+		goto out;
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 16000);
 	last_read = next - 16000;
 
 	cfg.scan_period_max_ms = 4000;
-	CHECK_INT(np_sched_set_config(sched, &cfg), 0);
-	CHECK_INT(np_sched_task_period(sched, 9, 0, &period, &next), 0);
+	CHECK_INT(reload(sched, &table, &cfg), 0);
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 4000);
 	CHECK_U64(next, last_read + 4000);
 
 	cfg.scan_period_min_ms = 6000;
 	cfg.scan_period_max_ms = 30000;
-	CHECK_INT(np_sched_set_config(sched, &cfg), 0);
-	CHECK_INT(np_sched_task_period(sched, 9, 0, &period, &next), 0);
+	CHECK_INT(reload(sched, &table, &cfg), 0);
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 6000);
 	CHECK_U64(next, last_read + 6000);
 
-	/* A bad config is refused and the old one stays. */
+	/* A bad config is refused and the old one stays (the caller then
+	 * reloads no state: reload() stops at the refusal). */
 	cfg.scan_period_min_ms = 40000;
-	CHECK_INT(np_sched_set_config(sched, &cfg), -EINVAL);
-	CHECK_INT(np_sched_task_period(sched, 9, 0, &period, &next), 0);
+	CHECK_INT(reload(sched, &table, &cfg), -EINVAL);
+	np_sched_task_period(sched, st, &period, &next);
 	CHECK_U64(period, 6000);
-	CHECK_U64(np_sched_counters(sched)->tasks_forgotten, 0);
+	/* The old settings are the ones applied: a reload of the state under
+	 * them changes nothing. */
+	np_sched_task_reload(sched, st);
+	np_sched_task_period(sched, st, &period, &next);
+	CHECK_U64(period, 6000);
+	CHECK_U64(next, last_read + 6000);
+	CHECK_U64(table.forgotten, 0);
+out:
+	np_state_table_clear(&table);
 	np_sched_free(sched);
 	np_clock_free(clock);
 }
 
-static unsigned exclude_calls;
+/*
+ * A test double for reading a task's details: it gives each task the
+ * cgroup cgroup_of() says, and counts who it was asked about. A pid equal
+ * to fail_pid cannot be read (it vanished mid-tick).
+ */
+struct details_double {
+	struct np_task_list *list;
+	unsigned calls;
+	unsigned calls_by_pid[128];
+	int fail_pid;
+};
 
-static bool exclude_pid_42(void *data, const struct np_task *task)
+static const char *cgroup_of(int pid)
 {
-	exclude_calls++;
-	return task->pid == *(int *)data;
+	switch (pid) {
+	case 42:
+		return "/system.slice/backup.service";
+	case 51:
+		return "/system.slice/cron.service";
+	case 52:
+		return "/user.slice/user-1000.slice/session-2.scope/x";
+	case 53:
+		return "/user.slice2/app";
+	case 55:
+		return NULL; /* no cgroup line: cgroup v1 only */
+	default:
+		return "/user.slice/user-1000.slice/app.scope";
+	}
 }
 
-/* The cheap filters, each with its reason, and the callback asked only
- * about tasks that passed them. */
+static int fake_details(void *data, unsigned index)
+{
+	struct details_double *d = data;
+	struct np_task *task;
+	const char *cgroup;
+
+	CHECK(index < d->list->nr);
+	if (index >= d->list->nr)
+		return -EINVAL;
+	task = &d->list->tasks[index];
+	CHECK(!task->has_details); /* asked only about tasks without them */
+	d->calls++;
+	if (task->pid >= 0 && task->pid < 128)
+		d->calls_by_pid[task->pid]++;
+	if (task->pid == d->fail_pid)
+		return -ESRCH;
+	cgroup = cgroup_of(task->pid);
+	task->cgroup = cgroup ? strdup(cgroup) : NULL;
+	if (cgroup && !task->cgroup)
+		return -ENOMEM;
+	task->has_details = true;
+	return 0;
+}
+
+/* Apply @cfg as the daemon does on SIGHUP: the scheduler's settings, a
+ * filter compiled from it (replacing *@filter), then every task's state. */
+static int reload_with_filter(struct np_sched *sched, struct np_state_table *table,
+			      const struct np_config *cfg, struct np_filter **filter,
+			      struct details_double *d)
+{
+	struct np_filter *next;
+	int err = np_sched_set_config(sched, cfg);
+
+	if (err)
+		return err;
+	err = np_filter_new(cfg, &next);
+	if (err)
+		return err;
+	np_sched_set_filter(sched, next, fake_details, d);
+	np_filter_free(*filter);
+	*filter = next;
+	for (unsigned i = 0; i < table->nr; i++)
+		np_sched_task_reload(sched, &table->v[i].sched);
+	return 0;
+}
+
+/* The cheap filters, each with its reason, and the cgroup rules, for which
+ * the details are read only of due tasks that passed the cheap tests. A
+ * task the cgroup rules excluded is not asked about again until the config
+ * is reloaded. */
 static void test_filters(void)
 {
 	struct np_config cfg = test_config();
 	char *exclude_comm[] = {"ssh*"};
 	char *include_comm[] = {"post*"};
+	char *exclude_cgroup[] = {"/system.slice/backup.service"};
 	int exclude_pid[] = {66};
 	struct fake fakes[] = {
 	    {.pid = 2, .rss_mb = 0, .cpu_percent = 100, .comm = "kworker/0:1", .kthread = true},
@@ -401,53 +565,233 @@ static void test_filters(void)
 	    {.pid = 44, .rss_mb = 500, .cpu_percent = 6},
 	    {.pid = 66, .rss_mb = 500, .cpu_percent = 100},
 	};
-	enum np_sched_reason expect[] = {
-	    NP_SCHED_SKIP_KTHREAD,  NP_SCHED_SKIP_EXCLUDED, NP_SCHED_SKIP_TOO_SMALL,
-	    NP_SCHED_SKIP_EXCLUDED, NP_SCHED_SKIP_IDLE,	    NP_SCHED_SCAN_FIRST,
-	    NP_SCHED_SKIP_EXCLUDED,
+	enum np_reason expect[] = {
+	    NP_REASON_KERNEL_THREAD, NP_REASON_EXCLUDED,   NP_REASON_TOO_SMALL, NP_REASON_EXCLUDED,
+	    NP_REASON_IDLE,	     NP_REASON_SCAN_FIRST, NP_REASON_EXCLUDED,
 	};
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
+	struct details_double d = {.list = &list, .fail_pid = -1};
+	struct np_filter *filter = NULL;
 	struct np_clock *clock;
 	struct np_sched *sched;
-	int excluded = 42;
+	char why[160];
 
 	cfg.exclude_comm = (struct np_strv){exclude_comm, 1};
 	cfg.exclude_pid = exclude_pid;
 	cfg.nr_exclude_pid = 1;
+	cfg.exclude_cgroup = (struct np_strv){exclude_cgroup, 1};
 	CHECK_INT(np_clock_new_virtual(10000, &clock), 0);
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
-	np_sched_set_exclude_fn(sched, exclude_pid_42, &excluded);
+	CHECK_INT(np_filter_new(&cfg, &filter), 0);
+	CHECK(np_filter_needs_cgroup(filter));
+	np_sched_set_filter(sched, filter, fake_details, &d);
 	make_list(&list, fakes, 7, 10000);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
 	for (unsigned i = 0; i < 7; i++)
 		CHECK_INT(plan.verdicts[i].reason, expect[i]);
-	CHECK_INT(exclude_calls, 2); /* pids 42 and 44 */
+	CHECK_INT(d.calls, 2); /* pids 42 and 44 */
+	CHECK_INT(d.calls_by_pid[42], 1);
+	CHECK_INT(d.calls_by_pid[44], 1);
+	/* The details stay with the task for the rest of the tick. */
+	CHECK(list.tasks[3].has_details);
+	CHECK_STR(list.tasks[3].cgroup, "/system.slice/backup.service");
+	np_sched_verdict_text(sched, &list.tasks[3], &plan.verdicts[3], why, sizeof(why));
+	CHECK_STR(why, "cgroup /system.slice/backup.service is under exclude_cgroup "
+		       "/system.slice/backup.service");
+	np_sched_verdict_text(sched, &list.tasks[6], &plan.verdicts[6], why, sizeof(why));
+	CHECK_STR(why, "pid 66 is in exclude_pid");
 
-	/* The idle task wakes up: 50% of a CPU over its next period. */
+	/* The idle task wakes up: 50% of a CPU over its next period. The next
+	 * scan lists the tasks without details. */
+	clear_details(&list);
 	list.tasks[4].cpu_ticks += 50; /* 500 ms of CPU */
 	list.tasks[5].cpu_ticks += 50;
 	CHECK_INT(np_clock_set(clock, 11000), 0);
 	list.tasks[5].age_ms += 1000;
 	list.tasks[4].age_ms += 1000;
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
-	CHECK_INT(plan.verdicts[4].reason, NP_SCHED_SCAN_FIRST);
-	CHECK_INT(plan.verdicts[5].reason, NP_SCHED_SCAN_DUE);
-	/* The callback's answer is remembered until the config changes. */
-	CHECK_INT(plan.verdicts[3].reason, NP_SCHED_SKIP_EXCLUDED);
-	CHECK_INT(exclude_calls, 4); /* pids 43 and 44 */
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[4].reason, NP_REASON_SCAN_FIRST);
+	CHECK_INT(plan.verdicts[5].reason, NP_REASON_SCAN_DUE);
+	/* The cgroup rules' answer is remembered until the config changes. */
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_EXCLUDED);
+	CHECK_INT(d.calls, 4); /* pids 43 and 44 */
+	CHECK_INT(d.calls_by_pid[42], 1);
+	CHECK_INT(d.calls_by_pid[43], 1);
+	CHECK_INT(d.calls_by_pid[44], 2);
 
 	/* include_comm: only matching tasks are looked at. */
+	clear_details(&list);
 	cfg.include_comm = (struct np_strv){include_comm, 1};
-	CHECK_INT(np_sched_set_config(sched, &cfg), 0);
+	CHECK_INT(reload_with_filter(sched, &table, &cfg, &filter, &d), 0);
 	snprintf(list.tasks[4].comm, sizeof(list.tasks[4].comm), "postgres");
 	CHECK_INT(np_clock_set(clock, 13000), 0);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), 0);
-	CHECK_INT(plan.verdicts[5].reason, NP_SCHED_SKIP_EXCLUDED);
-	CHECK(plan.verdicts[4].reason != NP_SCHED_SKIP_EXCLUDED);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[5].reason, NP_REASON_EXCLUDED);
+	CHECK(plan.verdicts[4].reason != NP_REASON_EXCLUDED);
+	np_sched_verdict_text(sched, &list.tasks[5], &plan.verdicts[5], why, sizeof(why));
+	CHECK_STR(why, "comm \"app\" matches no include_comm pattern");
+	/* Pid 42 is now excluded by its comm: its details are not read. */
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_EXCLUDED);
+	CHECK_INT(d.calls_by_pid[42], 1);
 
+	/* After a reload the cgroup rules are asked again. */
+	clear_details(&list);
+	cfg.include_comm = (struct np_strv){0};
+	CHECK_INT(reload_with_filter(sched, &table, &cfg, &filter, &d), 0);
+	CHECK_INT(np_clock_set(clock, 14000), 0);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_EXCLUDED);
+	CHECK_INT(d.calls_by_pid[42], 2);
+	CHECK_INT(d.calls, 5); /* only 42: 43 and 44 are idle since their reads */
+
+	clear_details(&list);
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
+	np_filter_free(filter);
+	np_clock_free(clock);
+}
+
+/* include_cgroup and exclude_cgroup together, prefixes matching whole path
+ * components; a task whose details cannot be read is left out of this tick
+ * only. */
+static void test_cgroup_rules(void)
+{
+	struct np_config cfg = test_config();
+	char *include_cgroup[] = {"/user.slice"};
+	char *exclude_cgroup[] = {"/user.slice/user-1000.slice/session-2.scope"};
+	struct fake fakes[] = {
+	    {.pid = 50, .rss_mb = 500, .cpu_percent = 100}, /* .../app.scope */
+	    {.pid = 51, .rss_mb = 500, .cpu_percent = 100}, /* /system.slice/... */
+	    {.pid = 52, .rss_mb = 500, .cpu_percent = 100}, /* .../session-2.scope/x */
+	    {.pid = 53, .rss_mb = 500, .cpu_percent = 100}, /* /user.slice2/app */
+	    {.pid = 54, .rss_mb = 500, .cpu_percent = 100}, /* unreadable */
+	    {.pid = 55, .rss_mb = 500, .cpu_percent = 100}, /* no cgroup */
+	};
+	enum np_reason expect[] = {
+	    NP_REASON_SCAN_FIRST, NP_REASON_EXCLUDED, NP_REASON_EXCLUDED,
+	    NP_REASON_EXCLUDED,	  NP_REASON_EXCLUDED, NP_REASON_EXCLUDED,
+	};
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct details_double d = {.list = &list, .fail_pid = 54};
+	struct np_filter *filter;
+	struct np_clock *clock;
+	struct np_sched *sched;
+	char why[160];
+
+	cfg.include_cgroup = (struct np_strv){include_cgroup, 1};
+	cfg.exclude_cgroup = (struct np_strv){exclude_cgroup, 1};
+	CHECK_INT(np_clock_new_virtual(10000, &clock), 0);
+	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
+	CHECK_INT(np_filter_new(&cfg, &filter), 0);
+	np_sched_set_filter(sched, filter, fake_details, &d);
+	make_list(&list, fakes, 6, 10000);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_INT(plan.verdicts[i].reason, expect[i]);
+	CHECK_INT(plan.nr_picks, 1);
+	CHECK_INT(d.calls, 6);
+	np_sched_verdict_text(sched, &list.tasks[1], &plan.verdicts[1], why, sizeof(why));
+	CHECK_STR(why, "cgroup /system.slice/cron.service is under no include_cgroup");
+	np_sched_verdict_text(sched, &list.tasks[2], &plan.verdicts[2], why, sizeof(why));
+	CHECK_STR(why, "cgroup /user.slice/user-1000.slice/session-2.scope/x is under "
+		       "exclude_cgroup /user.slice/user-1000.slice/session-2.scope");
+	np_sched_verdict_text(sched, &list.tasks[3], &plan.verdicts[3], why, sizeof(why));
+	CHECK_STR(why, "cgroup /user.slice2/app is under no include_cgroup");
+	np_sched_verdict_text(sched, &list.tasks[5], &plan.verdicts[5], why, sizeof(why));
+	CHECK_STR(why, "cgroup (unknown) is under no include_cgroup");
+
+	/* Next tick: the excluded ones are remembered; the unreadable one is
+	 * asked again, and read once it can be. */
+	clear_details(&list);
+	d.fail_pid = -1;
+	CHECK_INT(np_clock_set(clock, 10100), 0);
+	for (unsigned i = 0; i < list.nr; i++)
+		list.tasks[i].age_ms += 100;
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_WAITING_PERIOD);
+	for (unsigned i = 1; i < 4; i++)
+		CHECK_INT(plan.verdicts[i].reason, NP_REASON_EXCLUDED);
+	CHECK_INT(plan.verdicts[4].reason, NP_REASON_SCAN_FIRST);
+	CHECK_INT(plan.verdicts[5].reason, NP_REASON_EXCLUDED);
+	CHECK_INT(d.calls, 7);
+	CHECK_INT(d.calls_by_pid[54], 2);
+
+	clear_details(&list);
+	np_state_table_clear(&table);
+	np_sched_plan_free(&plan);
+	np_sched_free(sched);
+	np_filter_free(filter);
+	np_clock_free(clock);
+}
+
+/* The one-line texts of verdicts, with the figures behind them. */
+static void test_verdict_text(void)
+{
+	struct np_config cfg = test_config();
+	char *exclude_comm[] = {"ssh*"};
+	struct fake fakes[] = {
+	    {.pid = 60, .born_ms = 9500, .rss_mb = 200, .cpu_percent = 100},
+	    {.pid = 61, .born_ms = 0, .rss_mb = 99, .cpu_percent = 100},
+	    {.pid = 62, .born_ms = 0, .rss_mb = 200, .cpu_percent = 100, .comm = "sshd"},
+	    {.pid = 63, .born_ms = 0, .rss_mb = 200, .cpu_percent = 100},
+	    {.pid = 64, .born_ms = 0, .rss_mb = 200, .cpu_percent = 1},
+	    {.pid = 65, .born_ms = 0, .rss_mb = 0, .cpu_percent = 100, .kthread = true},
+	};
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct np_filter *filter;
+	struct np_clock *clock;
+	struct np_sched *sched;
+	char why[160];
+
+	cfg.exclude_comm = (struct np_strv){exclude_comm, 1};
+	CHECK_INT(np_clock_new_virtual(10000, &clock), 0);
+	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
+	CHECK_INT(np_filter_new(&cfg, &filter), 0);
+	np_sched_set_filter(sched, filter, NULL, NULL);
+	make_list(&list, fakes, 6, 10000);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_TOO_YOUNG);
+	np_sched_verdict_text(sched, &list.tasks[0], &plan.verdicts[0], why, sizeof(why));
+	CHECK_STR(why, "younger than scan_delay_ms (1000): first look in 500 ms");
+	CHECK_INT(plan.verdicts[1].reason, NP_REASON_TOO_SMALL);
+	np_sched_verdict_text(sched, &list.tasks[1], &plan.verdicts[1], why, sizeof(why));
+	CHECK_STR(why, "RSS 99 MiB below min_rss_mb (100)");
+	CHECK_INT(plan.verdicts[2].reason, NP_REASON_EXCLUDED);
+	np_sched_verdict_text(sched, &list.tasks[2], &plan.verdicts[2], why, sizeof(why));
+	CHECK_STR(why, "comm \"sshd\" matches exclude_comm \"ssh*\"");
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_SCAN_FIRST);
+	np_sched_verdict_text(sched, &list.tasks[3], &plan.verdicts[3], why, sizeof(why));
+	CHECK_STR(why, "first read, the scan delay has passed");
+	CHECK_INT(plan.verdicts[4].reason, NP_REASON_IDLE);
+	np_sched_verdict_text(sched, &list.tasks[4], &plan.verdicts[4], why, sizeof(why));
+	CHECK_STR(why, "CPU use since the last look below min_cpu_percent (5%)");
+	CHECK_INT(plan.verdicts[5].reason, NP_REASON_KERNEL_THREAD);
+	np_sched_verdict_text(sched, &list.tasks[5], &plan.verdicts[5], why, sizeof(why));
+	CHECK_STR(why, "kernel thread");
+
+	/* 400 ms later: pid 63 waits out its 1000 ms period, 60 comes of age
+	 * in 100 ms. */
+	CHECK_INT(np_clock_set(clock, 10400), 0);
+	make_list(&list, fakes, 6, 10400);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[3].reason, NP_REASON_WAITING_PERIOD);
+	np_sched_verdict_text(sched, &list.tasks[3], &plan.verdicts[3], why, sizeof(why));
+	CHECK_STR(why, "read within its period: next in 600 ms");
+	np_sched_verdict_text(sched, &list.tasks[0], &plan.verdicts[0], why, sizeof(why));
+	CHECK_STR(why, "younger than scan_delay_ms (1000): first look in 100 ms");
+
+	np_state_table_clear(&table);
+	np_sched_plan_free(&plan);
+	np_sched_free(sched);
+	np_filter_free(filter);
 	np_clock_free(clock);
 }
 
@@ -455,12 +799,21 @@ static void test_bad_input(void)
 {
 	struct np_config cfg = test_config();
 	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
 	struct np_sched_plan plan = {0};
 	struct np_clock *clock;
 	struct np_sched *sched;
 	struct fake twice[] = {
 	    {.pid = 5, .rss_mb = 500, .cpu_percent = 100},
 	    {.pid = 5, .rss_mb = 500, .cpu_percent = 100},
+	};
+	struct fake unsorted[] = {
+	    {.pid = 6, .rss_mb = 500, .cpu_percent = 100},
+	    {.pid = 5, .rss_mb = 500, .cpu_percent = 100},
+	};
+	static const char *const names[NP_REASON_SCHED_COUNT] = {
+	    "scan-first", "scan-due",	    "kernel-thread", "excluded",    "too-young",
+	    "too-small",  "waiting-period", "idle",	     "over-budget",
 	};
 
 	CHECK_INT(np_clock_new_virtual(0, &clock), 0);
@@ -475,15 +828,30 @@ static void test_bad_input(void)
 	cfg = test_config();
 	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
 	CHECK_INT(np_clock_set(clock, 5000), 0);
+	/* One task listed twice: the table refuses it, and so does the plan. */
 	make_list(&list, twice, 2, 5000);
-	CHECK_INT(np_sched_plan(sched, &list, &plan), -EINVAL);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), -EINVAL);
+	CHECK_INT(table.nr, 0);
+	CHECK_INT(np_sched_plan(sched, &list, table.sched, false, &plan), -EINVAL);
+	/* An unsorted list too. */
+	make_list(&list, unsorted, 2, 5000);
+	CHECK_INT(np_state_table_sync(&table, &list, sched), -EINVAL);
+	CHECK_INT(np_sched_plan(sched, &list, table.sched, false, &plan), -EINVAL);
+	CHECK_U64(np_sched_counters(sched)->ticks, 0);
 	list.nr = 1;
 	list.ticks_per_s = 0;
-	CHECK_INT(np_sched_plan(sched, &list, &plan), -EINVAL);
-	CHECK_INT(np_sched_done(sched, &list.tasks[0], 0, NP_SCAN_NR_OUTCOMES), -ENOENT);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), -EINVAL);
+	/* An unknown outcome is refused and counts nothing. */
+	CHECK_INT(table.nr, 1);
+	CHECK_INT(np_sched_done(sched, table.sched[0], &list.tasks[0], 0, NP_SCAN_NR_OUTCOMES),
+		  -EINVAL);
+	CHECK_U64(np_sched_counters(sched)->numa_maps_reads, 0);
 	CHECK_INT(np_clock_set(clock, 4000), -EINVAL); /* time never goes back */
-	CHECK_STR(np_sched_reason_name(NP_SCHED_SKIP_TOO_YOUNG), "too-young");
+	CHECK_STR(np_reason_name(NP_REASON_TOO_YOUNG), "too-young");
+	for (unsigned i = 0; i < NP_REASON_SCHED_COUNT; i++)
+		CHECK_STR(np_reason_name(i), names[i]);
 	CHECK_STR(np_scan_outcome_name(NP_SCAN_LOCALITY_DROPPED), "locality-dropped");
+	np_state_table_clear(&table);
 	np_sched_plan_free(&plan);
 	np_sched_free(sched);
 	np_clock_free(clock);
@@ -512,6 +880,8 @@ int main(void)
 	test_pid_reuse_and_exit();
 	test_reload_clamps();
 	test_filters();
+	test_cgroup_rules();
+	test_verdict_text();
 	test_bad_input();
 	test_monotonic_clock();
 	return check_done();

@@ -454,18 +454,20 @@ static void test_counters_and_output(void)
 	np_stats_add_pages_queried(stats, 1000);
 	np_stats_add_scan(stats, 12345);
 	np_stats_add_scan(stats, 5);
-	np_stats_add_skip(stats, NP_SKIP_TOO_YOUNG);
-	np_stats_add_skip(stats, NP_SKIP_TOO_YOUNG);
-	np_stats_add_skip(stats, NP_SKIP_NR); /* out of range: ignored */
+	np_stats_add_skip(stats, NP_REASON_TOO_YOUNG);
+	np_stats_add_skip(stats, NP_REASON_TOO_YOUNG);
+	np_stats_add_skip(stats, NP_REASON_COUNT);	/* out of range: ignored */
+	np_stats_add_skip(stats, NP_REASON_MISPLACED); /* a move is no skip */
 
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 2 << 20);
 	CHECK_U64(np_stats_migrated_bytes(stats, 1, 0), 0);
 	CHECK_U64(np_stats_page_failures(stats, EBUSY), 7);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_AFFINITY, ESRCH), 1);
-	CHECK_U64(np_stats_skips(stats, NP_SKIP_TOO_YOUNG), 2);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_TOO_YOUNG), 2);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_MISPLACED), 0);
 	CHECK_U64(np_stats_scans(stats), 2);
-	CHECK_STR(np_skip_reason_name(NP_SKIP_RATE_LIMIT), "rate_limit");
-	CHECK_STR(np_skip_reason_name(NP_SKIP_NR), "unknown");
+	CHECK_STR(np_reason_metric(NP_REASON_RATE_LIMIT), "rate_limit");
+	CHECK_STR(np_reason_metric(NP_REASON_COUNT), "unknown");
 
 	/* The handmade tree has no numastat files. */
 	CHECK_INT(np_stats_update_numastat(stats, ctx), -ENOENT);

@@ -233,19 +233,19 @@ static void test_load_missing(void)
 
 /*
  * A handmade trace: every 100 ms a 300 ms compiler process starts, beside
- * one long-lived server. With scan_delay_ms 1000 no compiler is ever read;
- * with 0 each is read at the first tick that lists it.
+ * one long-lived server. *@text holds the trace's text (the caller frees it).
  */
-static void test_replay_handmade(void)
+static struct np_trace *handmade_trace(char **text)
 {
-	struct np_config cfg = test_config();
-	struct np_replay_result r;
-	struct np_trace *trace;
-	char *text = NULL, *err;
+	struct np_trace *trace = NULL;
+	char *err = NULL;
 	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	FILE *out;
 	struct np_trace_writer *w;
 	struct np_task tasks[8];
+
+	*text = NULL;
+	out = open_memstream(text, &len);
 
 	CHECK_INT(np_trace_writer_new(out, NULL, &w), 0);
 	/* 10 s, a scan every 50 ms; compilers are pids 1000.., born every
@@ -262,8 +262,42 @@ static void test_replay_handmade(void)
 	}
 	CHECK_INT(np_trace_writer_free(w), 0);
 	fclose(out);
-	CHECK_INT(np_trace_parse("handmade", text, len, &trace, &err), 0);
+	CHECK_INT(np_trace_parse("handmade", *text, len, &trace, &err), 0);
+	free(err);
+	return trace;
+}
 
+/* Task-ticks of the handmade trace: the server is listed at each of the 41
+ * ticks; the ticks 250 ms apart from 100 s see 1 compiler at 100 s, 3 at
+ * each of the 35 ticks from 100.25 s to 108.75 s, 2 at 109 s and none
+ * after: 108. */
+#define HANDMADE_TICKS 41
+#define HANDMADE_COMPILER_TICKS 108
+
+/* Every task-tick has one verdict. */
+static uint64_t verdict_sum(const struct np_replay_result *r)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < NP_REASON_SCHED_COUNT; i++)
+		sum += r->verdicts[i];
+	return sum;
+}
+
+/* With scan_delay_ms 1000 no compiler is ever read; with 0 each is read at
+ * the first tick that lists it. */
+static void test_replay_handmade(void)
+{
+	struct np_config cfg = test_config();
+	struct np_replay_result r;
+	struct np_trace *trace;
+	char *text;
+
+	trace = handmade_trace(&text);
+	if (!trace) {
+		free(text);
+		return;
+	}
 	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
 	CHECK_U64(r.duration_ms, 10000);
 	CHECK_U64(r.trace_scans, 201);
@@ -278,6 +312,13 @@ static void test_replay_handmade(void)
 	CHECK_U64(r.tasks_read, 1);
 	CHECK_U64(r.bytes_parsed, 3 * np_trace_numa_maps_estimate(200ull << 20));
 	CHECK_U64(r.decisions, 0);
+	/* Verdicts by np_reason: the compilers are always too young; the
+	 * server waits out its period between its reads. */
+	CHECK_U64(verdict_sum(&r), HANDMADE_TICKS + HANDMADE_COMPILER_TICKS);
+	CHECK_U64(r.verdicts[NP_REASON_TOO_YOUNG], HANDMADE_COMPILER_TICKS);
+	CHECK_U64(r.verdicts[NP_REASON_SCAN_FIRST], 1);
+	CHECK_U64(r.verdicts[NP_REASON_SCAN_DUE], 2);
+	CHECK_U64(r.verdicts[NP_REASON_WAITING_PERIOD], HANDMADE_TICKS - 3);
 
 	cfg.scan_delay_ms = 0;
 	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
@@ -288,9 +329,84 @@ static void test_replay_handmade(void)
 	CHECK_U64(r.short_lived_read, 90);
 	CHECK_U64(r.short_lived_reads, 90);
 	CHECK_U64(r.numa_maps_reads, 93);
+	/* The compilers seen at a second tick wait out their period. */
+	CHECK_U64(verdict_sum(&r), HANDMADE_TICKS + HANDMADE_COMPILER_TICKS);
+	CHECK_U64(r.verdicts[NP_REASON_TOO_YOUNG], 0);
+	CHECK_U64(r.verdicts[NP_REASON_SCAN_FIRST], 91);
+	CHECK_U64(r.verdicts[NP_REASON_SCAN_DUE], 2);
+	CHECK_U64(r.verdicts[NP_REASON_WAITING_PERIOD],
+		  HANDMADE_TICKS - 3 + HANDMADE_COMPILER_TICKS - 90);
 
 	cfg.tick_ms = 0;
 	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), -EINVAL);
+	np_trace_free(trace);
+	free(text);
+}
+
+/* The configuration's filter applies to a replay as in the daemon; cgroup
+ * rules, which a trace cannot answer, make the replay refuse. */
+static void test_replay_filter(void)
+{
+	struct np_config cfg = test_config();
+	char *exclude_comm[] = {"cc1"};
+	char *include_comm[] = {"serv*"};
+	char *cgroups[] = {"/system.slice"};
+	int exclude_pid[] = {500};
+	struct np_replay_result r;
+	struct np_trace *trace;
+	char *text;
+
+	trace = handmade_trace(&text);
+	if (!trace) {
+		free(text);
+		return;
+	}
+	cfg.scan_delay_ms = 0;
+
+	/* No compiler is read: only the server's three reads are left. */
+	cfg.exclude_comm = (struct np_strv){exclude_comm, 1};
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
+	CHECK_U64(r.short_lived, 90);
+	CHECK_U64(r.short_lived_read, 0);
+	CHECK_U64(r.numa_maps_reads, 3);
+	CHECK_U64(r.tasks_read, 1);
+	CHECK_U64(r.verdicts[NP_REASON_EXCLUDED], HANDMADE_COMPILER_TICKS);
+	CHECK_U64(verdict_sum(&r), HANDMADE_TICKS + HANDMADE_COMPILER_TICKS);
+
+	/* The same with include_comm. */
+	cfg.exclude_comm = (struct np_strv){0};
+	cfg.include_comm = (struct np_strv){include_comm, 1};
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
+	CHECK_U64(r.numa_maps_reads, 3);
+	CHECK_U64(r.verdicts[NP_REASON_EXCLUDED], HANDMADE_COMPILER_TICKS);
+
+	/* exclude_pid leaves the compilers, each read once. */
+	cfg.include_comm = (struct np_strv){0};
+	cfg.exclude_pid = exclude_pid;
+	cfg.nr_exclude_pid = 1;
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
+	CHECK_U64(r.numa_maps_reads, 90);
+	CHECK_U64(r.short_lived_reads, 90);
+	CHECK_U64(r.tasks_read, 90);
+	CHECK_U64(r.verdicts[NP_REASON_EXCLUDED], HANDMADE_TICKS);
+	cfg.exclude_pid = NULL;
+	cfg.nr_exclude_pid = 0;
+
+	/* A trace holds no cgroups: either cgroup rule is refused, not
+	 * replayed as if it were not there. */
+	cfg.include_cgroup = (struct np_strv){cgroups, 1};
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), -EOPNOTSUPP);
+	CHECK_U64(r.ticks, 0);
+	CHECK_U64(r.numa_maps_reads, 0);
+	cfg.include_cgroup = (struct np_strv){0};
+	cfg.exclude_cgroup = (struct np_strv){cgroups, 1};
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), -EOPNOTSUPP);
+	CHECK_U64(r.ticks, 0);
+	/* Without them the same config replays. */
+	cfg.exclude_cgroup = (struct np_strv){0};
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
+	CHECK_U64(r.numa_maps_reads, 93);
+
 	np_trace_free(trace);
 	free(text);
 }
@@ -355,6 +471,7 @@ int main(void)
 	test_parse_damaged();
 	test_load_missing();
 	test_replay_handmade();
+	test_replay_filter();
 	test_replay_recorded("kbuild");
 	test_replay_recorded("hackbench");
 	return check_done();

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "filter.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct np_filter {
+	int *pids; /* sorted */
+	size_t nr_pids;
+	struct np_strv include_comm, exclude_comm;
+	struct np_strv include_cgroup, exclude_cgroup;
+};
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void strv_free(struct np_strv *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+	*v = (struct np_strv){0};
+}
+
+static int strv_copy(struct np_strv *dst, const struct np_strv *src)
+{
+	*dst = (struct np_strv){0};
+	if (!src->n)
+		return 0;
+	dst->v = calloc(src->n, sizeof(*dst->v));
+	if (!dst->v)
+		return -ENOMEM;
+	for (; dst->n < src->n; dst->n++)
+		if (!(dst->v[dst->n] = strdup(src->v[dst->n])))
+			return -ENOMEM;
+	return 0;
+}
+
+void np_filter_free(struct np_filter *filter)
+{
+	if (!filter)
+		return;
+	free(filter->pids);
+	strv_free(&filter->include_comm);
+	strv_free(&filter->exclude_comm);
+	strv_free(&filter->include_cgroup);
+	strv_free(&filter->exclude_cgroup);
+	free(filter);
+}
+
+int np_filter_new(const struct np_config *cfg, struct np_filter **out)
+{
+	struct np_filter *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	if (cfg->nr_exclude_pid) {
+		f->pids = malloc(cfg->nr_exclude_pid * sizeof(*f->pids));
+		if (!f->pids)
+			goto nomem;
+		memcpy(f->pids, cfg->exclude_pid, cfg->nr_exclude_pid * sizeof(*f->pids));
+		f->nr_pids = cfg->nr_exclude_pid;
+		qsort(f->pids, f->nr_pids, sizeof(*f->pids), cmp_int);
+	}
+	if (strv_copy(&f->include_comm, &cfg->include_comm) ||
+	    strv_copy(&f->exclude_comm, &cfg->exclude_comm) ||
+	    strv_copy(&f->include_cgroup, &cfg->include_cgroup) ||
+	    strv_copy(&f->exclude_cgroup, &cfg->exclude_cgroup))
+		goto nomem;
+	*out = f;
+	return 0;
+nomem:
+	np_filter_free(f);
+	return -ENOMEM;
+}
+
+bool np_filter_needs_cgroup(const struct np_filter *filter)
+{
+	return filter->include_cgroup.n || filter->exclude_cgroup.n;
+}
+
+static const char *match_glob(const struct np_strv *globs, const char *s)
+{
+	for (size_t i = 0; i < globs->n; i++)
+		if (fnmatch(globs->v[i], s, 0) == 0)
+			return globs->v[i];
+	return NULL;
+}
+
+/* Whole path components: a trailing '/' on the prefix is ignored, and "/"
+ * covers everything. */
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (strncmp(path, prefix, n) != 0)
+		return false;
+	return path[n] == '\0' || path[n] == '/' || (n == 1 && prefix[0] == '/');
+}
+
+static const char *match_prefix(const struct np_strv *prefixes, const char *path)
+{
+	for (size_t i = 0; i < prefixes->n; i++)
+		if (under(path, prefixes->v[i]))
+			return prefixes->v[i];
+	return NULL;
+}
+
+#define SAY(...) (why ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
+
+bool np_filter_excludes(const struct np_filter *filter, const struct np_task *task, char *why,
+			size_t len)
+{
+	const char *rule;
+
+	if (filter->nr_pids &&
+	    bsearch(&task->pid, filter->pids, filter->nr_pids, sizeof(int), cmp_int)) {
+		SAY("pid %d is in exclude_pid", task->pid);
+		return true;
+	}
+	if ((rule = match_glob(&filter->exclude_comm, task->comm))) {
+		SAY("comm \"%s\" matches exclude_comm \"%s\"", task->comm, rule);
+		return true;
+	}
+	if (filter->include_comm.n && !match_glob(&filter->include_comm, task->comm)) {
+		SAY("comm \"%s\" matches no include_comm pattern", task->comm);
+		return true;
+	}
+	if (!task->has_details || !np_filter_needs_cgroup(filter))
+		return false;
+	if (task->cgroup && (rule = match_prefix(&filter->exclude_cgroup, task->cgroup))) {
+		SAY("cgroup %s is under exclude_cgroup %s", task->cgroup, rule);
+		return true;
+	}
+	if (filter->include_cgroup.n &&
+	    (!task->cgroup || !match_prefix(&filter->include_cgroup, task->cgroup))) {
+		SAY("cgroup %s is under no include_cgroup", task->cgroup ? task->cgroup : "(unknown)");
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "numa_maps.h"
+
+/*
+ * A task's memory as one read of its numa_maps found it: bytes per node,
+ * which of them the daemon may move, and the VMAs holding those, so that
+ * the policy decides on what the actuator can carry out and the actuator
+ * acts on the same parse (a second read would walk the task's page tables
+ * again).
+ *
+ * Movable memory is what the actuator moves: VMAs under the default or
+ * local policy, except file pages other tasks map too (mapmax > 1), which
+ * MPOL_MF_MOVE leaves in place. A policy the user set (mbind,
+ * set_mempolicy, numactl) is theirs: that memory stays where they asked.
+ */
+struct np_memory_vma {
+	uint64_t start;
+	uint64_t page_bytes; /* kernelpagesize_kB * 1024 */
+	unsigned first_node; /* its N<nid>= counts: pages[first_node..+nr_nodes] */
+	unsigned nr_nodes;
+	uint64_t present; /* pages over all nodes */
+};
+
+struct np_task_memory {
+	unsigned nr_node_slots;	 /* the arrays below cover node ids 0..nr_node_slots-1 */
+	uint64_t *node_bytes;	 /* anon + file */
+	uint64_t *anon_bytes;
+	uint64_t *movable_bytes; /* what the actuator may move */
+	uint64_t total_bytes, movable_total;
+	uint64_t policy_bytes[NP_MPOL_UNKNOWN + 1]; /* under each explicit policy */
+	uint64_t shared_file_bytes;		    /* file pages other tasks map too */
+	struct np_memory_vma *vmas;		    /* with movable pages, in address order */
+	unsigned nr_vmas;
+	struct np_nm_node_pages *pages;
+	unsigned nr_pages;
+	uint64_t vmas_total; /* VMAs of every kind */
+};
+
+/* Reads numa_maps into np_task_memory, with one parser reused task after
+ * task. */
+struct np_memory_reader;
+
+int np_memory_reader_new(struct np_memory_reader **out);
+void np_memory_reader_free(struct np_memory_reader *reader);
+
+/*
+ * Read root/proc/@pid/numa_maps into @out (zeroed first; free with
+ * np_task_memory_clear). *@bytes_read gets the bytes read, also on error.
+ * Returns 0, or as np_nm_read_task: -ESRCH (gone), -EINVAL (malformed,
+ * logged with path and line), other -errno.
+ */
+int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
+		   struct np_task_memory *out, uint64_t *bytes_read);
+
+/* Bytes of @mem under policies the user set, over every mode. */
+uint64_t np_task_memory_policy_total(const struct np_task_memory *mem);
+
+void np_task_memory_clear(struct np_task_memory *mem);

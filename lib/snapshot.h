@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memory.h"
+#include "policy.h"
+#include "scheduler.h"
+#include "task.h"
+#include "topology.h"
+
+/*
+ * What one tick saw, decided and did: the data every front end (the report,
+ * the daemon's log) formats, and nothing of how to show it.
+ */
+
+/* What came of carrying a decision out. */
+enum np_snap_outcome {
+	NP_SNAP_NOT_ACTED, /* nothing to do, a dry one-shot look, or the tick stopped */
+	NP_SNAP_DONE,	   /* pages moved or threads narrowed (or, dry, would be) */
+	NP_SNAP_NO_EFFECT, /* it ran and changed nothing: backing off from it */
+	NP_SNAP_DEFERRED,  /* not tried now: rate limit, backoff, no effect last time */
+	NP_SNAP_FAILED,	   /* an error (the task vanished, a call failed) */
+};
+
+struct np_snap_task {
+	struct np_task task;
+	struct np_sched_verdict verdict; /* the scan scheduler's */
+	bool picked;			 /* read this tick for a decision */
+	bool has_memory;		 /* mem holds a read of numa_maps */
+	struct np_task_memory mem;
+	/* Where its threads run and how local its memory is, as the policy
+	 * sees it: -1 / 0 when unknown. */
+	int run_node, home_node;
+	double locality;
+	bool has_decision;
+	struct np_action action;
+	enum np_snap_outcome outcome;
+	bool first_no_effect; /* this tick's action was the first to change nothing */
+	uint64_t moved_bytes; /* by this tick's action */
+};
+
+struct np_snapshot {
+	struct np_topology *topo;
+	double *node_load;	   /* per topo->nodes[i], 0..1 */
+	int kernel_numa_balancing; /* kernel.numa_balancing, -1 when absent */
+	uint64_t uptime_ms;
+	/* A one-shot look: a first move waiting for agreeing looks is decided
+	 * as if this one had lasted this many (hysteresis_periods); 0 in the
+	 * daemon, whose looks are real. */
+	unsigned assumed_looks;
+	struct np_snap_task *tasks; /* by pid */
+	unsigned nr_tasks;
+};
+
+/* Free a snapshot and everything it holds; NULL is accepted. */
+void np_snapshot_free(struct np_snapshot *snap);
+
+/* Free what one entry holds. */
+void np_snap_task_clear(struct np_snap_task *st);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "state.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int compare_id(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b)
+{
+	if (pid_a != pid_b)
+		return pid_a < pid_b ? -1 : 1;
+	if (start_a != start_b)
+		return start_a < start_b ? -1 : 1;
+	return 0;
+}
+
+static int compare_tasks(const void *a, const void *b)
+{
+	const struct np_task *x = a, *y = b;
+
+	return compare_id(x->pid, x->start_ticks, y->pid, y->start_ticks);
+}
+
+void np_task_list_sort(struct np_task_list *list)
+{
+	qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+}
+
+static void state_release(struct np_task_state *st)
+{
+	np_act_task_release(&st->act);
+	free(st->hist);
+	st->hist = NULL;
+}
+
+static void state_init(struct np_task_state *st, const struct np_task *task,
+		       const struct np_sched *sched)
+{
+	memset(st, 0, sizeof(*st));
+	st->pid = task->pid;
+	st->start_ticks = task->start_ticks;
+	np_sched_task_init(sched, &st->sched);
+	np_act_task_init(&st->act);
+	st->no_effect_node = -1;
+}
+
+int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
+			const struct np_sched *sched)
+{
+	unsigned n = list->nr, old = 0, kept = 0;
+	struct np_task_state *next;
+	struct np_sched_task **ptrs;
+
+	for (unsigned i = 1; i < n; i++)
+		if (compare_tasks(&list->tasks[i - 1], &list->tasks[i]) >= 0)
+			return -EINVAL;
+	next = malloc((n ? n : 1) * sizeof(*next));
+	ptrs = malloc((n ? n : 1) * sizeof(*ptrs));
+	if (!next || !ptrs) {
+		free(next);
+		free(ptrs);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct np_task *task = &list->tasks[i];
+		int c = 1;
+
+		/* Both sorted: a merge. States passed over have left. */
+		while (old < t->nr &&
+		       (c = compare_id(t->v[old].pid, t->v[old].start_ticks, task->pid,
+				       task->start_ticks)) < 0)
+			state_release(&t->v[old++]);
+		if (old < t->nr && c == 0) {
+			next[i] = t->v[old++];
+			kept++;
+		} else {
+			state_init(&next[i], task, sched);
+			t->seen++;
+		}
+		ptrs[i] = &next[i].sched;
+	}
+	while (old < t->nr)
+		state_release(&t->v[old++]);
+	t->forgotten += t->nr - kept;
+	free(t->v);
+	free(t->sched);
+	t->v = next;
+	t->sched = ptrs;
+	t->nr = n;
+	return 0;
+}
+
+void np_state_table_clear(struct np_state_table *t)
+{
+	for (unsigned i = 0; i < t->nr; i++)
+		state_release(&t->v[i]);
+	free(t->v);
+	free(t->sched);
+	*t = (struct np_state_table){0};
+}
+
+struct np_task_state *np_state_table_find(const struct np_state_table *t, int pid,
+					  uint64_t start_ticks)
+{
+	unsigned lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		int c = compare_id(pid, start_ticks, t->v[mid].pid, t->v[mid].start_ticks);
+
+		if (c == 0)
+			return &t->v[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actuate.h"
+#include "policy.h"
+#include "scheduler.h"
+#include "task.h"
+
+/*
+ * Everything the daemon remembers of a task between ticks, in one table
+ * keyed by identity (pid, start_ticks): the scan scheduler's timing, the
+ * policy's history, the actuator's pidfd and backoff, and what the engine
+ * keeps of its last look. A reused pid is a new task. The table is synced
+ * to each tick's task list once, which is when the state of tasks that left
+ * is released.
+ */
+struct np_task_state {
+	int pid;
+	uint64_t start_ticks;
+	struct np_sched_task sched;
+	/* The policy's history, from the first decision on (NULL before): a
+	 * history holds CPU masks, and most listed tasks are never decided
+	 * on, so the table stays small to sync. */
+	struct np_policy_history *hist;
+	struct np_act_task act;
+	/* The engine's. */
+	bool looked;		/* read and decided at least once */
+	uint64_t last_look_ms;	/* clock ms of that look */
+	uint64_t last_cpu_ticks;
+	unsigned last_locality; /* percent */
+	int no_effect_node;	/* a move there moved nothing; -1: none */
+	unsigned no_effect_looks; /* looks left before trying it again */
+	unsigned no_effect_wait;  /* the wait set last time: doubles */
+};
+
+struct np_state_table {
+	struct np_task_state *v; /* v[i] is the state of list->tasks[i] after a sync */
+	unsigned nr;
+	struct np_sched_task **sched; /* &v[i].sched, for np_sched_plan */
+	uint64_t seen;		      /* distinct tasks ever listed */
+	uint64_t forgotten;	      /* tasks that left the list */
+};
+
+/*
+ * Make the table match @list, which must be sorted by (pid, start_ticks)
+ * without repeats: afterwards v[i] is the state of list->tasks[i]. States of
+ * tasks still listed are kept, new ones start fresh for @sched, the others
+ * are released (their pidfds closed, their history freed). Pointers into
+ * the table are valid
+ * until the next sync. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
+ * table is unchanged).
+ */
+int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
+			const struct np_sched *sched);
+
+/* Release every state and the arrays; the table reads as empty after. */
+void np_state_table_clear(struct np_state_table *t);
+
+/* The state of (@pid, @start_ticks), or NULL. */
+struct np_task_state *np_state_table_find(const struct np_state_table *t, int pid,
+					  uint64_t start_ticks);
+
+/* Sort a task list by (pid, start_ticks), the order the table keeps. */
+void np_task_list_sort(struct np_task_list *list);
