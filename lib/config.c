@@ -185,6 +185,59 @@ void np_config_free(struct np_config *cfg)
 	np_config_init(cfg);
 }
 
+static int store_words(struct np_strv *dst, char *const *words, size_t n)
+{
+	struct np_strv sv = {NULL, 0};
+
+	if (n && !(sv.v = calloc(n, sizeof(*sv.v))))
+		return -ENOMEM;
+	for (; sv.n < n; sv.n++) {
+		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
+			strv_free(&sv);
+			return -ENOMEM;
+		}
+	}
+	strv_free(dst);
+	*dst = sv;
+	return 0;
+}
+
+int np_config_copy(struct np_config *dst, const struct np_config *src)
+{
+	struct np_config copy = *src;
+	int err = 0;
+
+	/* Nothing src owns is shared: each of these gets a copy of its own. */
+	copy.include_comm = copy.exclude_comm = (struct np_strv){NULL, 0};
+	copy.include_cgroup = copy.exclude_cgroup = (struct np_strv){NULL, 0};
+	copy.exclude_pid = NULL;
+	copy.nr_exclude_pid = 0;
+	copy.metrics_listen = NULL;
+	for (const struct key *k = keys; k < keys + NR_KEYS && !err; k++) {
+		if (k->kind == KIND_GLOBS || k->kind == KIND_CGROUPS) {
+			const struct np_strv *sv = cfield(src, k);
+
+			err = store_words(field(&copy, k), sv->v, sv->n);
+		}
+	}
+	if (!err && src->nr_exclude_pid) {
+		size_t size = src->nr_exclude_pid * sizeof(*copy.exclude_pid);
+
+		if ((copy.exclude_pid = malloc(size))) {
+			memcpy(copy.exclude_pid, src->exclude_pid, size);
+			copy.nr_exclude_pid = src->nr_exclude_pid;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	if (!err && src->metrics_listen && !(copy.metrics_listen = strdup(src->metrics_listen)))
+		err = -ENOMEM;
+	if (err)
+		np_config_free(&copy);
+	*dst = copy;
+	return err;
+}
+
 static bool strv_equal(const struct np_strv *a, const struct np_strv *b)
 {
 	if (a->n != b->n)
@@ -541,23 +594,6 @@ static int store_pids(struct np_config *cfg, char **words, size_t n)
 	free(cfg->exclude_pid);
 	cfg->exclude_pid = pids;
 	cfg->nr_exclude_pid = n;
-	return 0;
-}
-
-static int store_words(struct np_strv *dst, char **words, size_t n)
-{
-	struct np_strv sv = {NULL, 0};
-
-	if (n && !(sv.v = calloc(n, sizeof(*sv.v))))
-		return -ENOMEM;
-	for (; sv.n < n; sv.n++) {
-		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
-			strv_free(&sv);
-			return -ENOMEM;
-		}
-	}
-	strv_free(dst);
-	*dst = sv;
 	return 0;
 }
 

@@ -65,6 +65,12 @@ void np_config_init(struct np_config *cfg);
 /* Free what @cfg owns and reset it to the defaults; safe to call twice. */
 void np_config_free(struct np_config *cfg);
 
+/* Make @dst a deep copy of @src, so that @src may be freed or parsed over
+ * (a reload replaces the daemon's config while the engine keeps its own).
+ * @dst is overwritten, not freed first: it must own nothing. Returns 0, or
+ * -ENOMEM with @dst holding the defaults. */
+int np_config_copy(struct np_config *dst, const struct np_config *src);
+
 /* True when @a and @b hold the same settings (what np_config_write would
  * print for them is identical). */
 bool np_config_equal(const struct np_config *a, const struct np_config *b);

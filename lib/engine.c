@@ -48,45 +48,6 @@ struct np_engine {
 	unsigned nr_states, cap_states;
 };
 
-static int copy_strv(struct np_strv *dst, const struct np_strv *src)
-{
-	dst->n = 0;
-	dst->v = calloc(src->n + 1, sizeof(char *));
-	if (!dst->v)
-		return -ENOMEM;
-	for (size_t i = 0; i < src->n; i++) {
-		dst->v[i] = strdup(src->v[i]);
-		if (!dst->v[i])
-			return -ENOMEM;
-		dst->n++;
-	}
-	return 0;
-}
-
-/* A deep copy, so the caller's config may go (SIGHUP frees the old one). */
-static int config_copy(struct np_config *dst, const struct np_config *src)
-{
-	*dst = *src;
-	dst->include_comm = dst->exclude_comm = (struct np_strv){0};
-	dst->include_cgroup = dst->exclude_cgroup = (struct np_strv){0};
-	dst->exclude_pid = NULL;
-	dst->metrics_listen = NULL;
-	if (copy_strv(&dst->include_comm, &src->include_comm) ||
-	    copy_strv(&dst->exclude_comm, &src->exclude_comm) ||
-	    copy_strv(&dst->include_cgroup, &src->include_cgroup) ||
-	    copy_strv(&dst->exclude_cgroup, &src->exclude_cgroup))
-		return -ENOMEM;
-	if (src->nr_exclude_pid) {
-		dst->exclude_pid = malloc(src->nr_exclude_pid * sizeof(int));
-		if (!dst->exclude_pid)
-			return -ENOMEM;
-		memcpy(dst->exclude_pid, src->exclude_pid, src->nr_exclude_pid * sizeof(int));
-	}
-	if (src->metrics_listen && !(dst->metrics_listen = strdup(src->metrics_listen)))
-		return -ENOMEM;
-	return 0;
-}
-
 /* The report reads every task at once: the scan budget exists to spread
  * reads over ticks, and a one-shot report has only one. */
 static void sched_config(const struct np_engine *engine, struct np_config *out)
@@ -151,7 +112,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->report_min_rss_bytes = params->report_min_rss_bytes;
 	engine->should_stop = params->should_stop;
 	engine->stop_data = params->stop_data;
-	err = config_copy(&engine->cfg, cfg);
+	err = np_config_copy(&engine->cfg, cfg);
 	if (err)
 		goto fail;
 	sched_config(engine, &scfg);
@@ -206,7 +167,7 @@ void np_engine_free(struct np_engine *engine)
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 {
 	struct np_config copy, scfg, old = engine->cfg;
-	int err = config_copy(&copy, cfg);
+	int err = np_config_copy(&copy, cfg);
 
 	if (err) {
 		np_config_free(&copy);

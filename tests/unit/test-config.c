@@ -149,6 +149,43 @@ static void test_every_key(void)
 	np_config_free(&cfg);
 }
 
+/* A copy owns all it points to: the original can go, or be parsed over. */
+static void test_copy(void)
+{
+	const char *text = "include_comm = a b*\n"
+			   "exclude_comm = c\n"
+			   "include_cgroup = /x /y\n"
+			   "exclude_cgroup = /z\n"
+			   "exclude_pid = 7 8 9\n"
+			   "metrics_listen = [::1]:0\n"
+			   "min_rss_mb = 5\n";
+	struct np_config cfg, same, copy, empty;
+	struct np_config_errors errs = {0};
+
+	np_config_init(&cfg);
+	np_config_init(&same);
+	CHECK_INT(parse(text, &cfg, &errs), 0);
+	CHECK_INT(parse(text, &same, &errs), 0);
+	CHECK_INT(np_config_copy(&copy, &cfg), 0);
+	CHECK(np_config_equal(&copy, &cfg));
+	CHECK(copy.include_comm.v != cfg.include_comm.v);
+	CHECK(copy.include_comm.v[1] != cfg.include_comm.v[1]);
+	CHECK(copy.exclude_pid != cfg.exclude_pid);
+	np_config_free(&cfg);
+	CHECK(np_config_equal(&copy, &same));
+	CHECK_INT(parse("include_comm = d\n", &copy, &errs), 0);
+	CHECK_STR(copy.include_comm.v[0], "d");
+
+	/* The defaults own nothing: a copy of them neither. */
+	np_config_init(&empty);
+	CHECK_INT(np_config_copy(&cfg, &empty), 0);
+	CHECK(np_config_equal(&cfg, &empty));
+	CHECK(cfg.include_comm.v == NULL && cfg.exclude_pid == NULL);
+	np_config_free(&cfg);
+	np_config_free(&copy);
+	np_config_free(&same);
+}
+
 static void test_refused_file_keeps_config(void)
 {
 	struct np_config cfg, before;
@@ -588,6 +625,7 @@ int main(void)
 {
 	test_defaults();
 	test_every_key();
+	test_copy();
 	test_refused_file_keeps_config();
 	test_errors();
 	test_metrics_listen();
