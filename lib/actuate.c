@@ -234,7 +234,6 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 {
 	struct np_actuator_params defaults;
 	struct np_actuator *act;
-	uint64_t rate;
 
 	if (!params) {
 		np_actuator_params_init(&defaults);
@@ -263,10 +262,7 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->backoff_max_ns =
 	    (params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) * NS_PER_MS;
 	act->allow_migrate_pages = params->allow_migrate_pages;
-	/* A burst of one second's worth: a tick can spend what the quiet
-	 * seconds before it saved, no more. */
-	rate = params->migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : params->migrate_rate_mb_s * MIB;
-	np_token_bucket_init(&act->rate, rate, rate, now(act));
+	np_actuator_set_rate(act, params->migrate_rate_mb_s);
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
 	act->nodes = malloc(QUERY_PAGES * sizeof(*act->nodes));
@@ -276,6 +272,15 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	}
 	*out = act;
 	return 0;
+}
+
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
+{
+	uint64_t rate = migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : migrate_rate_mb_s * MIB;
+
+	/* A burst of one second's worth: a tick can spend what the quiet
+	 * seconds before it saved, no more. */
+	np_token_bucket_init(&act->rate, rate, rate, now(act));
 }
 
 int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,

@@ -79,6 +79,11 @@ int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
 int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 			const struct np_actuator_params *params, struct np_actuator **out);
 
+/* Set the global migration rate (a reload changes it), in MiB/s; 0 or too
+ * large to count in bytes: unlimited. The budget starts again full, one
+ * second's worth of the new rate, as for a new actuator. */
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
+
 /* Close every pidfd and free; NULL is accepted. */
 void np_actuator_free(struct np_actuator *act);
 

@@ -181,6 +181,7 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 		np_config_free(&copy);
 		return err;
 	}
+	np_actuator_set_rate(engine->act, engine->cfg.migrate_rate_mb_s);
 	np_config_free(&old);
 	return 0;
 }
