@@ -244,7 +244,6 @@ static int setup(struct daemon *d)
 		.dry_run = d->opts->dry_run,
 		.should_stop = stop_requested,
 	};
-	const char *why = NULL;
 	int err;
 
 	err = np_ctx_new(d->opts->root, &d->ctx);
@@ -289,12 +288,15 @@ static int setup(struct daemon *d)
 	err = catch_stop_signals(d);
 	if (err)
 		return err;
-	if (d->cfg.metrics_listen && *d->cfg.metrics_listen) {
-		err = np_metrics_start(d->base, d->cfg.metrics_listen, render_metrics, d,
-				       &d->metrics, &why);
+	if (d->cfg.metrics_listen.family != AF_UNSPEC) {
+		char addr[NP_LISTEN_ADDR_STRLEN];
+
+		err = np_metrics_start(d->base, &d->cfg.metrics_listen, render_metrics, d,
+				       &d->metrics);
 		if (err) {
-			np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s", d->cfg.metrics_listen,
-				      why ? why : strerror(-err));
+			np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s",
+				      np_listen_addr_format(&d->cfg.metrics_listen, addr),
+				      strerror(-err));
 			return err;
 		}
 		np_logger_log(d->log, LOG_INFO, "metrics on port %u",

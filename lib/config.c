@@ -2,7 +2,6 @@
 #include "config.h"
 #include "context.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,7 +26,7 @@ enum kind {
 	KIND_GLOBS,    /* struct np_strv of fnmatch(3) patterns on comm */
 	KIND_CGROUPS,  /* struct np_strv of absolute cgroup paths */
 	KIND_PIDS,     /* exclude_pid / nr_exclude_pid */
-	KIND_LISTEN,   /* char *: loopback address:port, or NULL */
+	KIND_LISTEN,   /* struct np_listen_addr, or none */
 };
 
 struct choice {
@@ -161,7 +160,6 @@ void np_config_init(struct np_config *cfg)
 	    .affinity = NP_AFFINITY_NONE,
 	    .kernel_balancing = NP_KBAL_DEFER,
 	    .log_level = LOG_NOTICE,
-	    .metrics_listen = NULL,
 	};
 }
 
@@ -181,7 +179,6 @@ void np_config_free(struct np_config *cfg)
 	strv_free(&cfg->include_cgroup);
 	strv_free(&cfg->exclude_cgroup);
 	free(cfg->exclude_pid);
-	free(cfg->metrics_listen);
 	np_config_init(cfg);
 }
 
@@ -212,7 +209,6 @@ int np_config_copy(struct np_config *dst, const struct np_config *src)
 	copy.include_cgroup = copy.exclude_cgroup = (struct np_strv){NULL, 0};
 	copy.exclude_pid = NULL;
 	copy.nr_exclude_pid = 0;
-	copy.metrics_listen = NULL;
 	for (const struct key *k = keys; k < keys + NR_KEYS && !err; k++) {
 		if (k->kind == KIND_GLOBS || k->kind == KIND_CGROUPS) {
 			const struct np_strv *sv = cfield(src, k);
@@ -230,8 +226,6 @@ int np_config_copy(struct np_config *dst, const struct np_config *src)
 			err = -ENOMEM;
 		}
 	}
-	if (!err && src->metrics_listen && !(copy.metrics_listen = strdup(src->metrics_listen)))
-		err = -ENOMEM;
 	if (err)
 		np_config_free(&copy);
 	*dst = copy;
@@ -251,8 +245,6 @@ static bool strv_equal(const struct np_strv *a, const struct np_strv *b)
 bool np_config_equal(const struct np_config *a, const struct np_config *b)
 {
 	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
-		const char *sa, *sb;
-
 		switch (k->kind) {
 		case KIND_U64:
 		case KIND_UNSIGNED:
@@ -276,9 +268,7 @@ bool np_config_equal(const struct np_config *a, const struct np_config *b)
 				return false;
 			break;
 		case KIND_LISTEN:
-			sa = a->metrics_listen ? a->metrics_listen : "";
-			sb = b->metrics_listen ? b->metrics_listen : "";
-			if (strcmp(sa, sb) != 0)
+			if (!np_listen_addr_equal(&a->metrics_listen, &b->metrics_listen))
 				return false;
 			break;
 		}
@@ -624,58 +614,20 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	return ok;
 }
 
-/* A loopback address and port, as the metrics endpoint takes them:
- * 127.x.y.z:PORT, [::1]:PORT (or a v4-mapped 127.x.y.z) or localhost:PORT;
- * port 0 picks a free one. The endpoint has no authentication, so it never
- * listens beyond the machine; a proxy can publish it. */
-static bool parse_listen(const char *value, char **normalised)
-{
-	const char *colon = strrchr(value, ':');
-	char host[INET6_ADDRSTRLEN + 2];
-	size_t host_len;
-	uint64_t port;
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	} addr;
-
-	if (!colon || parse_decimal(colon + 1, &port) < 0 || port > 65535)
-		return false;
-	host_len = (size_t)(colon - value);
-	if (host_len >= sizeof(host))
-		return false;
-	memcpy(host, value, host_len);
-	host[host_len] = '\0';
-	if (host[0] == '[') {
-		if (host_len < 2 || host[host_len - 1] != ']')
-			return false;
-		host[host_len - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1)
-			return false;
-		if (!IN6_IS_ADDR_LOOPBACK(&addr.v6) &&
-		    !(IN6_IS_ADDR_V4MAPPED(&addr.v6) && addr.v6.s6_addr[12] == 127))
-			return false;
-		host[host_len - 1] = ']';
-	} else if (strcmp(host, "localhost") != 0 && (inet_pton(AF_INET, host, &addr.v4) != 1 ||
-						      (ntohl(addr.v4.s_addr) >> 24) != 127)) {
-		return false;
-	}
-	return asprintf(normalised, "%s:%" PRIu64, host, port) >= 0;
-}
-
+/* The endpoint has no authentication, so it never listens beyond the
+ * machine (np_listen_addr_parse); a proxy can publish it. */
 static bool set_listen(struct parser *p, const struct key *k, const char *value)
 {
-	char *listen = NULL;
+	struct np_listen_addr addr = {.family = AF_UNSPEC};
 
-	if (*value && !parse_listen(value, &listen)) {
+	if (*value && np_listen_addr_parse(value, &addr) < 0) {
 		add_error(p, p->line,
 			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464, "
 			  "localhost:9464) or empty",
 			  k->name, value);
 		return false;
 	}
-	free(p->cfg.metrics_listen);
-	p->cfg.metrics_listen = listen;
+	p->cfg.metrics_listen = addr;
 	return true;
 }
 
@@ -843,6 +795,7 @@ static void write_words(FILE *out, char *const *words, size_t n)
 int np_config_write(const struct np_config *cfg, FILE *out)
 {
 	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
+		char addr[NP_LISTEN_ADDR_STRLEN];
 		const struct np_strv *sv;
 
 		fprintf(out, "%s =", k->name);
@@ -864,8 +817,9 @@ int np_config_write(const struct np_config *cfg, FILE *out)
 				fprintf(out, " %d", cfg->exclude_pid[i]);
 			break;
 		case KIND_LISTEN:
-			if (cfg->metrics_listen)
-				fprintf(out, " %s", cfg->metrics_listen);
+			if (cfg->metrics_listen.family != AF_UNSPEC)
+				fprintf(out, " %s",
+					np_listen_addr_format(&cfg->metrics_listen, addr));
 			break;
 		}
 		fputc('\n', out);

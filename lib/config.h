@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "listen.h"
+
 /*
  * The configuration file: flat "key = value" lines, read with libinih.
  * Every key, its default and its range are documented in the shipped
@@ -56,7 +58,7 @@ struct np_config {
 	int *exclude_pid;
 	size_t nr_exclude_pid;
 	int log_level;                     /* syslog priority: err|warning|notice|info|debug */
-	char *metrics_listen;              /* "127.0.0.1:9464" or NULL: off */
+	struct np_listen_addr metrics_listen; /* family AF_UNSPEC: off */
 };
 
 /* Fill @cfg with the defaults (no allocation: the default lists are empty). */
