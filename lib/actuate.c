@@ -216,7 +216,6 @@ struct np_actuator {
 void np_actuator_params_init(struct np_actuator_params *params)
 {
 	memset(params, 0, sizeof(*params));
-	params->migrate_rate_mb_s = 256;
 	params->batch_target_ms = DEFAULT_BATCH_TARGET_MS;
 	params->batch_pages = DEFAULT_BATCH_PAGES;
 	params->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;

@@ -47,7 +47,10 @@ const struct np_actuator_sys *np_actuator_sys_kernel(void);
 typedef uint64_t (*np_clock_fn)(void *data);
 
 struct np_actuator_params {
-	uint64_t migrate_rate_mb_s; /* global page migration rate; 0 = unlimited */
+	/* Global page migration rate in MiB/s; 0 = unlimited. The daemon's
+	 * limit, and its default, are the configuration's migrate_rate_mb_s,
+	 * which the engine passes: np_actuator_params_init leaves 0. */
+	uint64_t migrate_rate_mb_s;
 	uint64_t batch_target_ms;   /* aim for move_pages calls this long; 0 = 20 */
 	unsigned batch_pages;	    /* first batch size before any measurement; 0 = 512 */
 	uint64_t backoff_min_ms;    /* first wait after a failed action; 0 = 1000 */

@@ -38,7 +38,8 @@ struct key {
 	const char *name;
 	enum kind kind;
 	size_t offset;
-	uint64_t min, max;
+	uint64_t def;		      /* numbers, choices; lists and the address: none */
+	uint64_t min, max;	      /* numbers */
 	const struct choice *choices; /* KIND_CHOICE, ended by a NULL name */
 };
 
@@ -65,30 +66,40 @@ _Static_assert(sizeof(enum np_kernel_balancing_mode) == sizeof(int), "enum size"
 
 #define FIELD(f) offsetof(struct np_config, f)
 
-/* Every key, in the documented order (np_config_write, the shipped config
- * and numaplaced.conf(5) follow it). */
+/* A key is named as its field. */
+/* clang-format off */
+#define U64(f, def, min, max) {#f, KIND_U64, FIELD(f), def, min, max, NULL}
+#define UNSIGNED(f, def, min, max) {#f, KIND_UNSIGNED, FIELD(f), def, min, max, NULL}
+#define CHOICE(f, def, choices) {#f, KIND_CHOICE, FIELD(f), def, 0, 0, choices}
+#define LIST(f, kind) {#f, kind, FIELD(f), 0, 0, 0, NULL}
+/* clang-format on */
+
+/* Every key with its default and range: the one place the code has them.
+ * In the documented order (np_config_write, the shipped config and
+ * numaplaced.conf(5) follow it; tests check that those two show these
+ * defaults and ranges). */
 static const struct key keys[] = {
-    {"scan_delay_ms", KIND_U64, FIELD(scan_delay_ms), 0, 3600000, NULL},
-    {"scan_period_min_ms", KIND_U64, FIELD(scan_period_min_ms), 100, 3600000, NULL},
-    {"scan_period_max_ms", KIND_U64, FIELD(scan_period_max_ms), 100, 3600000, NULL},
-    {"tick_ms", KIND_U64, FIELD(tick_ms), 10, 10000, NULL},
-    {"scan_budget_mb", KIND_U64, FIELD(scan_budget_mb), 1, 1048576, NULL},
-    {"min_rss_mb", KIND_U64, FIELD(min_rss_mb), 0, 1048576, NULL},
-    {"min_cpu_percent", KIND_UNSIGNED, FIELD(min_cpu_percent), 0, 100, NULL},
-    {"locality_target_percent", KIND_UNSIGNED, FIELD(locality_target_percent), 1, 100, NULL},
-    {"node_mem_headroom_percent", KIND_UNSIGNED, FIELD(node_mem_headroom_percent), 0, 50, NULL},
-    {"hysteresis_periods", KIND_UNSIGNED, FIELD(hysteresis_periods), 0, 100, NULL},
-    {"migrate_rate_mb_s", KIND_U64, FIELD(migrate_rate_mb_s), 1, 65536, NULL},
-    {"max_migrate_mb_per_scan", KIND_U64, FIELD(max_migrate_mb_per_scan), 1, 1048576, NULL},
-    {"affinity", KIND_CHOICE, FIELD(affinity), 0, 0, affinity_choices},
-    {"kernel_balancing", KIND_CHOICE, FIELD(kernel_balancing), 0, 0, kernel_balancing_choices},
-    {"include_comm", KIND_GLOBS, FIELD(include_comm), 0, 0, NULL},
-    {"exclude_comm", KIND_GLOBS, FIELD(exclude_comm), 0, 0, NULL},
-    {"include_cgroup", KIND_CGROUPS, FIELD(include_cgroup), 0, 0, NULL},
-    {"exclude_cgroup", KIND_CGROUPS, FIELD(exclude_cgroup), 0, 0, NULL},
-    {"exclude_pid", KIND_PIDS, FIELD(exclude_pid), 0, 0, NULL},
-    {"log_level", KIND_CHOICE, FIELD(log_level), 0, 0, log_level_choices},
-    {"metrics_listen", KIND_LISTEN, FIELD(metrics_listen), 0, 0, NULL},
+    U64(scan_delay_ms, 1000, 0, 3600000),
+    U64(scan_period_min_ms, 1000, 100, 3600000),
+    U64(scan_period_max_ms, 60000, 100, 3600000),
+    U64(tick_ms, 1000, 10, 10000),
+    U64(scan_budget_mb, 4096, 1, 1048576),
+    U64(min_rss_mb, 100, 0, 1048576),
+    UNSIGNED(min_cpu_percent, 5, 0, 100),
+    UNSIGNED(locality_target_percent, 90, 1, 100),
+    UNSIGNED(node_mem_headroom_percent, 10, 0, 50),
+    UNSIGNED(hysteresis_periods, 3, 0, 100),
+    U64(migrate_rate_mb_s, 256, 1, 65536),
+    U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
+    CHOICE(affinity, NP_AFFINITY_NONE, affinity_choices),
+    CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),
+    LIST(include_comm, KIND_GLOBS),
+    LIST(exclude_comm, KIND_GLOBS),
+    LIST(include_cgroup, KIND_CGROUPS),
+    LIST(exclude_cgroup, KIND_CGROUPS),
+    LIST(exclude_pid, KIND_PIDS),
+    CHOICE(log_level, LOG_NOTICE, log_level_choices),
+    LIST(metrics_listen, KIND_LISTEN),
 };
 
 #define NR_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -118,6 +129,19 @@ static uint64_t int_value(const struct np_config *cfg, const struct key *k)
 	return *(const unsigned *)cfield(cfg, k);
 }
 
+/* A number or a choice's value into its field. */
+static void store_int(struct np_config *cfg, const struct key *k, uint64_t v)
+{
+	int choice = (int)v;
+
+	if (k->kind == KIND_U64)
+		*(uint64_t *)field(cfg, k) = v;
+	else if (k->kind == KIND_UNSIGNED)
+		*(unsigned *)field(cfg, k) = (unsigned)v;
+	else
+		memcpy(field(cfg, k), &choice, sizeof(choice));
+}
+
 static int choice_value(const struct np_config *cfg, const struct key *k)
 {
 	int v;
@@ -144,23 +168,11 @@ static const struct key *find_key(const char *name)
 
 void np_config_init(struct np_config *cfg)
 {
-	*cfg = (struct np_config){
-	    .scan_delay_ms = 1000,
-	    .scan_period_min_ms = 1000,
-	    .scan_period_max_ms = 60000,
-	    .tick_ms = 1000,
-	    .scan_budget_mb = 4096,
-	    .min_rss_mb = 100,
-	    .min_cpu_percent = 5,
-	    .locality_target_percent = 90,
-	    .node_mem_headroom_percent = 10,
-	    .hysteresis_periods = 3,
-	    .migrate_rate_mb_s = 256,
-	    .max_migrate_mb_per_scan = 1024,
-	    .affinity = NP_AFFINITY_NONE,
-	    .kernel_balancing = NP_KBAL_DEFER,
-	    .log_level = LOG_NOTICE,
-	};
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->metrics_listen.family = AF_UNSPEC;
+	for (const struct key *k = keys; k < keys + NR_KEYS; k++)
+		if (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)
+			store_int(cfg, k, k->def);
 }
 
 static void strv_free(struct np_strv *sv)
@@ -485,10 +497,7 @@ static bool set_int(struct parser *p, const struct key *k, const char *value)
 			  value, k->min, k->max);
 		return false;
 	}
-	if (k->kind == KIND_U64)
-		*(uint64_t *)field(&p->cfg, k) = v;
-	else
-		*(unsigned *)field(&p->cfg, k) = (unsigned)v;
+	store_int(&p->cfg, k, v);
 	return true;
 }
 
@@ -498,7 +507,7 @@ static bool set_choice(struct parser *p, const struct key *k, const char *value)
 
 	for (const struct choice *c = k->choices; c->name; c++) {
 		if (strcmp(c->name, value) == 0) {
-			memcpy(field(&p->cfg, k), &c->value, sizeof(c->value));
+			store_int(&p->cfg, k, (uint64_t)c->value);
 			return true;
 		}
 		if (c != k->choices)
