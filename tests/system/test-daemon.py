@@ -208,6 +208,22 @@ def test_sighup_metrics_listen():
     check(d.stop() == 0, "stops cleanly after moving its endpoint")
 
 
+def test_sighup_tick():
+    # The first tick is 10 s away; a reload to 50 ms does not wait for it.
+    d = Daemon("tick", "log_level = info\ntick_ms = 10000\nscan_period_min_ms = 10000\n")
+    check(d.wait_log(r"started") is not None, "tick daemon starts")
+    with open(d.conf, "w") as f:
+        f.write("log_level = info\ntick_ms = 50\n")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"reload: .* applied") is not None, "SIGHUP to a shorter tick: applied")
+    time.sleep(1.0)
+    d.proc.send_signal(signal.SIGUSR1)
+    m = d.wait_log(r"state: \d+ tasks tracked, (\d+) cycles")
+    cycles = int(m.group(1)) if m else -1
+    check(cycles >= 5, f"SIGHUP to a shorter tick: {cycles} cycles in the next second")
+    check(d.stop() == 0, "stops cleanly after a new tick")
+
+
 def numa_maps_nodes(pid):
     counts = {}
     with open(f"/proc/{pid}/numa_maps") as f:
@@ -320,7 +336,7 @@ def test_bad_start():
 
 
 for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
-             test_dry_run_changes_nothing,
+             test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start):
     try:
         test()
