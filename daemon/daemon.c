@@ -137,10 +137,76 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	schedule_tick(d);
 }
 
+static int render_metrics(void *data, struct evbuffer *out)
+{
+	struct daemon *d = data;
+	struct np_stats *stats = np_engine_stats(d->engine);
+	char *buf;
+	size_t len;
+	int err;
+
+	np_stats_update_numastat(stats, d->ctx);
+	err = np_stats_format_prometheus(stats, &buf, &len);
+	if (err)
+		return err;
+	err = evbuffer_add(out, buf, len) ? -ENOMEM : 0;
+	free(buf);
+	return err;
+}
+
+/* Start the metrics endpoint on @addr; logs why not. */
+static int start_metrics(struct daemon *d, const struct np_listen_addr *addr,
+			 struct np_metrics **out)
+{
+	char text[NP_LISTEN_ADDR_STRLEN];
+	int err = np_metrics_start(d->base, addr, render_metrics, d, out);
+
+	if (err)
+		np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s",
+			      np_listen_addr_format(addr, text), strerror(-err));
+	else
+		np_logger_log(d->log, LOG_INFO, "metrics on port %u",
+			      (unsigned)np_metrics_port(*out));
+	return err;
+}
+
+/* Move the endpoint to @cfg's metrics_listen if that changed. The new one
+ * listens before the old one closes, so a failure (the port is taken, say)
+ * leaves the old one serving: @cfg's metrics_listen is then set back to the
+ * address in force, and -errno returned. */
+static int rebind_metrics(struct daemon *d, struct np_config *cfg)
+{
+	struct np_metrics *metrics = NULL;
+	int err;
+
+	if (np_listen_addr_equal(&cfg->metrics_listen, &d->cfg.metrics_listen))
+		return 0;
+	if (cfg->metrics_listen.family != AF_UNSPEC) {
+		err = start_metrics(d, &cfg->metrics_listen, &metrics);
+		if (err) {
+			cfg->metrics_listen = d->cfg.metrics_listen;
+			return err;
+		}
+	} else {
+		np_logger_log(d->log, LOG_INFO, "metrics endpoint closed");
+	}
+	np_metrics_free(d->metrics);
+	d->metrics = metrics;
+	return 0;
+}
+
+/*
+ * Every setting is applied at once, none needs a restart: the engine takes
+ * the scheduler's, the policy's and the actuator's, and the daemon holds
+ * the rest (tick_ms, log_level, metrics_listen). A file with errors changes
+ * nothing; a metrics endpoint that cannot listen on its new address is the
+ * one setting that can stay behind, and the log then says so.
+ */
 static void reload(struct daemon *d)
 {
 	struct np_config_errors errs = {0};
 	struct np_config cfg;
+	bool new_tick;
 	int err;
 
 	np_notify_reloading();
@@ -160,13 +226,30 @@ static void reload(struct daemon *d)
 		np_logger_log(d->log, LOG_ERR, "reload: %s rejected, the running configuration stays",
 			      d->opts->config_path);
 		np_config_free(&cfg);
-	} else {
-		np_config_free(&d->cfg);
-		d->cfg = cfg;
-		np_logger_set_priority(d->log, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
-		np_ctx_set_log_priority(d->ctx, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
-		np_logger_log(d->log, LOG_NOTICE, "reload: %s applied", d->opts->config_path);
+		np_notify_ready();
+		return;
 	}
+	err = rebind_metrics(d, &cfg);
+	new_tick = cfg.tick_ms != d->cfg.tick_ms;
+	np_config_free(&d->cfg);
+	d->cfg = cfg;
+	np_logger_set_priority(d->log, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+	np_ctx_set_log_priority(d->ctx, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+	/* The tick already set would otherwise wait out the old period. */
+	if (new_tick) {
+		evtimer_del(d->tick);
+		schedule_tick(d);
+	}
+	if (err && d->metrics)
+		np_logger_log(d->log, LOG_WARNING,
+			      "reload: %s applied, except metrics_listen: metrics stay on port %u",
+			      d->opts->config_path, (unsigned)np_metrics_port(d->metrics));
+	else if (err)
+		np_logger_log(d->log, LOG_WARNING,
+			      "reload: %s applied, except metrics_listen: metrics stay off",
+			      d->opts->config_path);
+	else
+		np_logger_log(d->log, LOG_NOTICE, "reload: %s applied", d->opts->config_path);
 	np_notify_ready();
 }
 
@@ -230,23 +313,6 @@ static int catch_stop_signals(struct daemon *d)
 	return d->stop_event && event_add(d->stop_event, NULL) == 0 ? 0 : -ENOMEM;
 }
 
-static int render_metrics(void *data, struct evbuffer *out)
-{
-	struct daemon *d = data;
-	struct np_stats *stats = np_engine_stats(d->engine);
-	char *buf;
-	size_t len;
-	int err;
-
-	np_stats_update_numastat(stats, d->ctx);
-	err = np_stats_format_prometheus(stats, &buf, &len);
-	if (err)
-		return err;
-	err = evbuffer_add(out, buf, len) ? -ENOMEM : 0;
-	free(buf);
-	return err;
-}
-
 static int add_signal(struct daemon *d, struct event **ev, int sig)
 {
 	*ev = evsignal_new(d->base, sig, on_signal, d);
@@ -259,7 +325,6 @@ static int setup(struct daemon *d)
 		.dry_run = d->opts->dry_run,
 		.should_stop = stop_requested,
 	};
-	const char *why = NULL;
 	int err;
 
 	err = np_ctx_new(d->opts->root, &d->ctx);
@@ -304,16 +369,10 @@ static int setup(struct daemon *d)
 	err = catch_stop_signals(d);
 	if (err)
 		return err;
-	if (d->cfg.metrics_listen && *d->cfg.metrics_listen) {
-		err = np_metrics_start(d->base, d->cfg.metrics_listen, render_metrics, d,
-				       &d->metrics, &why);
-		if (err) {
-			np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s", d->cfg.metrics_listen,
-				      why ? why : strerror(-err));
+	if (d->cfg.metrics_listen.family != AF_UNSPEC) {
+		err = start_metrics(d, &d->cfg.metrics_listen, &d->metrics);
+		if (err)
 			return err;
-		}
-		np_logger_log(d->log, LOG_INFO, "metrics on port %u",
-			      (unsigned)np_metrics_port(d->metrics));
 	}
 	err = np_notify_watchdog_start(d->base, &d->watchdog);
 	if (err)

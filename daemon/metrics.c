@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "metrics.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -20,84 +19,6 @@ struct np_metrics {
 	void *data;
 	uint16_t port;
 };
-
-static bool parse_port(const char *s, uint16_t *port)
-{
-	char *end;
-	unsigned long v;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 65535)
-		return false;
-	*port = (uint16_t)v;
-	return true;
-}
-
-int np_metrics_parse_listen(const char *spec, struct sockaddr_storage *addr, socklen_t *addr_len,
-			    const char **why)
-{
-	struct sockaddr_in *in4 = (struct sockaddr_in *)addr;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
-	char host[INET6_ADDRSTRLEN + 1];
-	const char *colon, *host_start = spec;
-	size_t host_len;
-	uint16_t port;
-
-	*why = "expected HOST:PORT, such as 127.0.0.1:9464 or [::1]:9464";
-	memset(addr, 0, sizeof(*addr));
-	if (spec[0] == '[') {
-		const char *close = strchr(spec, ']');
-
-		if (!close || close[1] != ':')
-			return -EINVAL;
-		host_start = spec + 1;
-		host_len = (size_t)(close - host_start);
-		colon = close + 1;
-	} else {
-		colon = strrchr(spec, ':');
-		if (!colon)
-			return -EINVAL;
-		host_len = (size_t)(colon - spec);
-	}
-	if (host_len == 0 || host_len >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, host_start, host_len);
-	host[host_len] = '\0';
-	if (!parse_port(colon + 1, &port)) {
-		*why = "the port is not a number from 0 to 65535";
-		return -EINVAL;
-	}
-	if (strcmp(host, "localhost") == 0)
-		strcpy(host, "127.0.0.1");
-
-	if (spec[0] != '[' && inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(port);
-		*addr_len = sizeof(*in4);
-		if ((ntohl(in4->sin_addr.s_addr) >> 24) != 127)
-			goto not_loopback;
-	} else if (spec[0] == '[' && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		*addr_len = sizeof(*in6);
-		if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) &&
-		    !(IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127))
-			goto not_loopback;
-	} else {
-		*why = "the host is not an IP address (IPv6 goes in brackets)";
-		return -EINVAL;
-	}
-	*why = NULL;
-	return 0;
-
-not_loopback:
-	*why = "not a loopback address: the endpoint has no authentication, so it only "
-	       "listens on 127.0.0.0/8 or ::1";
-	return -EADDRNOTAVAIL;
-}
 
 static void reply_text(struct evhttp_request *req, int code, const char *reason, const char *text)
 {
@@ -172,17 +93,17 @@ static int listen_on(const struct sockaddr_storage *addr, socklen_t addr_len, ui
 	return fd;
 }
 
-int np_metrics_start(struct event_base *base, const char *spec, np_metrics_render_fn render,
-		     void *data, struct np_metrics **out, const char **why)
+int np_metrics_start(struct event_base *base, const struct np_listen_addr *listen_addr,
+		     np_metrics_render_fn render, void *data, struct np_metrics **out)
 {
 	struct sockaddr_storage addr;
 	struct np_metrics *metrics;
 	socklen_t addr_len;
-	int fd, err;
+	int fd;
 
-	err = np_metrics_parse_listen(spec, &addr, &addr_len, why);
-	if (err < 0)
-		return err;
+	if (listen_addr->family == AF_UNSPEC)
+		return -EINVAL;
+	addr_len = np_listen_addr_sockaddr(listen_addr, &addr);
 	metrics = calloc(1, sizeof(*metrics));
 	if (!metrics)
 		return -ENOMEM;

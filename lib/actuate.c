@@ -204,7 +204,6 @@ struct np_actuator {
 void np_actuator_params_init(struct np_actuator_params *params)
 {
 	memset(params, 0, sizeof(*params));
-	params->migrate_rate_mb_s = 256;
 	params->batch_target_ms = DEFAULT_BATCH_TARGET_MS;
 	params->batch_pages = DEFAULT_BATCH_PAGES;
 	params->backoff_min_ms = DEFAULT_BACKOFF_MIN_MS;
@@ -262,6 +261,15 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	return 0;
 }
 
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
+{
+	uint64_t rate = migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : migrate_rate_mb_s * MIB;
+
+	/* A burst of one second's worth: a tick can spend what the quiet
+	 * seconds before it saved, no more. */
+	np_token_bucket_init(&act->rate, rate, rate, now(act));
+}
+
 int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
 			 const struct np_actuator_params *params, struct np_actuator **out)
 {
@@ -274,15 +282,6 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 			const struct np_actuator_params *params, struct np_actuator **out)
 {
 	return actuator_new(ctx, stats, params, true, out);
-}
-
-/* A burst of one second's worth: a tick can spend what the quiet seconds
- * before it saved, no more. */
-void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
-{
-	uint64_t rate = migrate_rate_mb_s > UINT64_MAX / MIB ? 0 : migrate_rate_mb_s * MIB;
-
-	np_token_bucket_init(&act->rate, rate, rate, now(act));
 }
 
 void np_actuator_free(struct np_actuator *act)

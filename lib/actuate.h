@@ -63,7 +63,10 @@ const struct np_actuator_sys *np_actuator_sys_kernel(void);
 typedef uint64_t (*np_clock_fn)(void *data);
 
 struct np_actuator_params {
-	uint64_t migrate_rate_mb_s; /* global page migration rate; 0 = unlimited */
+	/* Global page migration rate in MiB/s; 0 = unlimited. The daemon's
+	 * limit, and its default, are the configuration's migrate_rate_mb_s,
+	 * which the engine passes: np_actuator_params_init leaves 0. */
+	uint64_t migrate_rate_mb_s;
 	uint64_t batch_target_ms;   /* aim for move_pages calls this long; 0 = 20 */
 	unsigned batch_pages;	    /* first batch size before any measurement; 0 = 512 */
 	uint64_t backoff_min_ms;    /* first wait after a failed action; 0 = 1000 */
@@ -95,12 +98,14 @@ int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
 int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 			const struct np_actuator_params *params, struct np_actuator **out);
 
+/* Set the global migration rate (a reload changes it), in MiB/s; 0 or too
+ * large to count in bytes: unlimited. The budget starts again full, one
+ * second's worth of the new rate, as for a new actuator. */
+void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
+
 /* Free; NULL is accepted. The tasks' states are the caller's. */
 void np_actuator_free(struct np_actuator *act);
 
-/* A reloaded migrate_rate_mb_s (0: unlimited); what was saved is kept up to
- * the new burst. */
-void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
 
 /* True for the dry-run implementation. */
 bool np_actuator_is_dry(const struct np_actuator *act);

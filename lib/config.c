@@ -2,7 +2,6 @@
 #include "config.h"
 #include "context.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,7 +26,7 @@ enum kind {
 	KIND_GLOBS,    /* struct np_strv of fnmatch(3) patterns on comm */
 	KIND_CGROUPS,  /* struct np_strv of absolute cgroup paths */
 	KIND_PIDS,     /* exclude_pid / nr_exclude_pid */
-	KIND_LISTEN,   /* char *: loopback address:port, or NULL */
+	KIND_LISTEN,   /* struct np_listen_addr, or none */
 };
 
 struct choice {
@@ -39,7 +38,8 @@ struct key {
 	const char *name;
 	enum kind kind;
 	size_t offset;
-	uint64_t min, max;
+	uint64_t def;		      /* numbers, choices; lists and the address: none */
+	uint64_t min, max;	      /* numbers */
 	const struct choice *choices; /* KIND_CHOICE, ended by a NULL name */
 };
 
@@ -66,30 +66,40 @@ _Static_assert(sizeof(enum np_kernel_balancing_mode) == sizeof(int), "enum size"
 
 #define FIELD(f) offsetof(struct np_config, f)
 
-/* Every key, in the documented order (np_config_write, the shipped config
- * and numaplaced.conf(5) follow it). */
+/* A key is named as its field. */
+/* clang-format off */
+#define U64(f, def, min, max) {#f, KIND_U64, FIELD(f), def, min, max, NULL}
+#define UNSIGNED(f, def, min, max) {#f, KIND_UNSIGNED, FIELD(f), def, min, max, NULL}
+#define CHOICE(f, def, choices) {#f, KIND_CHOICE, FIELD(f), def, 0, 0, choices}
+#define LIST(f, kind) {#f, kind, FIELD(f), 0, 0, 0, NULL}
+/* clang-format on */
+
+/* Every key with its default and range: the one place the code has them.
+ * In the documented order (np_config_write, the shipped config and
+ * numaplaced.conf(5) follow it; tests check that those two show these
+ * defaults and ranges). */
 static const struct key keys[] = {
-    {"scan_delay_ms", KIND_U64, FIELD(scan_delay_ms), 0, 3600000, NULL},
-    {"scan_period_min_ms", KIND_U64, FIELD(scan_period_min_ms), 100, 3600000, NULL},
-    {"scan_period_max_ms", KIND_U64, FIELD(scan_period_max_ms), 100, 3600000, NULL},
-    {"tick_ms", KIND_U64, FIELD(tick_ms), 10, 10000, NULL},
-    {"scan_budget_mb", KIND_U64, FIELD(scan_budget_mb), 1, 1048576, NULL},
-    {"min_rss_mb", KIND_U64, FIELD(min_rss_mb), 0, 1048576, NULL},
-    {"min_cpu_percent", KIND_UNSIGNED, FIELD(min_cpu_percent), 0, 100, NULL},
-    {"locality_target_percent", KIND_UNSIGNED, FIELD(locality_target_percent), 1, 100, NULL},
-    {"node_mem_headroom_percent", KIND_UNSIGNED, FIELD(node_mem_headroom_percent), 0, 50, NULL},
-    {"hysteresis_periods", KIND_UNSIGNED, FIELD(hysteresis_periods), 0, 100, NULL},
-    {"migrate_rate_mb_s", KIND_U64, FIELD(migrate_rate_mb_s), 1, 65536, NULL},
-    {"max_migrate_mb_per_scan", KIND_U64, FIELD(max_migrate_mb_per_scan), 1, 1048576, NULL},
-    {"affinity", KIND_CHOICE, FIELD(affinity), 0, 0, affinity_choices},
-    {"kernel_balancing", KIND_CHOICE, FIELD(kernel_balancing), 0, 0, kernel_balancing_choices},
-    {"include_comm", KIND_GLOBS, FIELD(include_comm), 0, 0, NULL},
-    {"exclude_comm", KIND_GLOBS, FIELD(exclude_comm), 0, 0, NULL},
-    {"include_cgroup", KIND_CGROUPS, FIELD(include_cgroup), 0, 0, NULL},
-    {"exclude_cgroup", KIND_CGROUPS, FIELD(exclude_cgroup), 0, 0, NULL},
-    {"exclude_pid", KIND_PIDS, FIELD(exclude_pid), 0, 0, NULL},
-    {"log_level", KIND_CHOICE, FIELD(log_level), 0, 0, log_level_choices},
-    {"metrics_listen", KIND_LISTEN, FIELD(metrics_listen), 0, 0, NULL},
+    U64(scan_delay_ms, 1000, 0, 3600000),
+    U64(scan_period_min_ms, 1000, 100, 3600000),
+    U64(scan_period_max_ms, 60000, 100, 3600000),
+    U64(tick_ms, 1000, 10, 10000),
+    U64(scan_budget_mb, 4096, 1, 1048576),
+    U64(min_rss_mb, 100, 0, 1048576),
+    UNSIGNED(min_cpu_percent, 5, 0, 100),
+    UNSIGNED(locality_target_percent, 90, 1, 100),
+    UNSIGNED(node_mem_headroom_percent, 10, 0, 50),
+    UNSIGNED(hysteresis_periods, 3, 0, 100),
+    U64(migrate_rate_mb_s, 256, 1, 65536),
+    U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
+    CHOICE(affinity, NP_AFFINITY_NONE, affinity_choices),
+    CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),
+    LIST(include_comm, KIND_GLOBS),
+    LIST(exclude_comm, KIND_GLOBS),
+    LIST(include_cgroup, KIND_CGROUPS),
+    LIST(exclude_cgroup, KIND_CGROUPS),
+    LIST(exclude_pid, KIND_PIDS),
+    CHOICE(log_level, LOG_NOTICE, log_level_choices),
+    LIST(metrics_listen, KIND_LISTEN),
 };
 
 #define NR_KEYS (sizeof(keys) / sizeof(keys[0]))
@@ -119,6 +129,19 @@ static uint64_t int_value(const struct np_config *cfg, const struct key *k)
 	return *(const unsigned *)cfield(cfg, k);
 }
 
+/* A number or a choice's value into its field. */
+static void store_int(struct np_config *cfg, const struct key *k, uint64_t v)
+{
+	int choice = (int)v;
+
+	if (k->kind == KIND_U64)
+		*(uint64_t *)field(cfg, k) = v;
+	else if (k->kind == KIND_UNSIGNED)
+		*(unsigned *)field(cfg, k) = (unsigned)v;
+	else
+		memcpy(field(cfg, k), &choice, sizeof(choice));
+}
+
 static int choice_value(const struct np_config *cfg, const struct key *k)
 {
 	int v;
@@ -145,24 +168,11 @@ static const struct key *find_key(const char *name)
 
 void np_config_init(struct np_config *cfg)
 {
-	*cfg = (struct np_config){
-	    .scan_delay_ms = 1000,
-	    .scan_period_min_ms = 1000,
-	    .scan_period_max_ms = 60000,
-	    .tick_ms = 1000,
-	    .scan_budget_mb = 4096,
-	    .min_rss_mb = 100,
-	    .min_cpu_percent = 5,
-	    .locality_target_percent = 90,
-	    .node_mem_headroom_percent = 10,
-	    .hysteresis_periods = 3,
-	    .migrate_rate_mb_s = 256,
-	    .max_migrate_mb_per_scan = 1024,
-	    .affinity = NP_AFFINITY_NONE,
-	    .kernel_balancing = NP_KBAL_DEFER,
-	    .log_level = LOG_NOTICE,
-	    .metrics_listen = NULL,
-	};
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->metrics_listen.family = AF_UNSPEC;
+	for (const struct key *k = keys; k < keys + NR_KEYS; k++)
+		if (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)
+			store_int(cfg, k, k->def);
 }
 
 static void strv_free(struct np_strv *sv)
@@ -181,7 +191,6 @@ void np_config_free(struct np_config *cfg)
 	strv_free(&cfg->include_cgroup);
 	strv_free(&cfg->exclude_cgroup);
 	free(cfg->exclude_pid);
-	free(cfg->metrics_listen);
 	np_config_init(cfg);
 }
 
@@ -212,7 +221,6 @@ int np_config_copy(struct np_config *dst, const struct np_config *src)
 	copy.include_cgroup = copy.exclude_cgroup = (struct np_strv){NULL, 0};
 	copy.exclude_pid = NULL;
 	copy.nr_exclude_pid = 0;
-	copy.metrics_listen = NULL;
 	for (const struct key *k = keys; k < keys + NR_KEYS && !err; k++) {
 		if (k->kind == KIND_GLOBS || k->kind == KIND_CGROUPS) {
 			const struct np_strv *sv = cfield(src, k);
@@ -230,8 +238,6 @@ int np_config_copy(struct np_config *dst, const struct np_config *src)
 			err = -ENOMEM;
 		}
 	}
-	if (!err && src->metrics_listen && !(copy.metrics_listen = strdup(src->metrics_listen)))
-		err = -ENOMEM;
 	if (err)
 		np_config_free(&copy);
 	*dst = copy;
@@ -251,8 +257,6 @@ static bool strv_equal(const struct np_strv *a, const struct np_strv *b)
 bool np_config_equal(const struct np_config *a, const struct np_config *b)
 {
 	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
-		const char *sa, *sb;
-
 		switch (k->kind) {
 		case KIND_U64:
 		case KIND_UNSIGNED:
@@ -276,9 +280,7 @@ bool np_config_equal(const struct np_config *a, const struct np_config *b)
 				return false;
 			break;
 		case KIND_LISTEN:
-			sa = a->metrics_listen ? a->metrics_listen : "";
-			sb = b->metrics_listen ? b->metrics_listen : "";
-			if (strcmp(sa, sb) != 0)
+			if (!np_listen_addr_equal(&a->metrics_listen, &b->metrics_listen))
 				return false;
 			break;
 		}
@@ -495,10 +497,7 @@ static bool set_int(struct parser *p, const struct key *k, const char *value)
 			  value, k->min, k->max);
 		return false;
 	}
-	if (k->kind == KIND_U64)
-		*(uint64_t *)field(&p->cfg, k) = v;
-	else
-		*(unsigned *)field(&p->cfg, k) = (unsigned)v;
+	store_int(&p->cfg, k, v);
 	return true;
 }
 
@@ -508,7 +507,7 @@ static bool set_choice(struct parser *p, const struct key *k, const char *value)
 
 	for (const struct choice *c = k->choices; c->name; c++) {
 		if (strcmp(c->name, value) == 0) {
-			memcpy(field(&p->cfg, k), &c->value, sizeof(c->value));
+			store_int(&p->cfg, k, (uint64_t)c->value);
 			return true;
 		}
 		if (c != k->choices)
@@ -624,58 +623,20 @@ static bool set_list(struct parser *p, const struct key *k, const char *value)
 	return ok;
 }
 
-/* A loopback address and port, as the metrics endpoint takes them:
- * 127.x.y.z:PORT, [::1]:PORT (or a v4-mapped 127.x.y.z) or localhost:PORT;
- * port 0 picks a free one. The endpoint has no authentication, so it never
- * listens beyond the machine; a proxy can publish it. */
-static bool parse_listen(const char *value, char **normalised)
-{
-	const char *colon = strrchr(value, ':');
-	char host[INET6_ADDRSTRLEN + 2];
-	size_t host_len;
-	uint64_t port;
-	union {
-		struct in_addr v4;
-		struct in6_addr v6;
-	} addr;
-
-	if (!colon || parse_decimal(colon + 1, &port) < 0 || port > 65535)
-		return false;
-	host_len = (size_t)(colon - value);
-	if (host_len >= sizeof(host))
-		return false;
-	memcpy(host, value, host_len);
-	host[host_len] = '\0';
-	if (host[0] == '[') {
-		if (host_len < 2 || host[host_len - 1] != ']')
-			return false;
-		host[host_len - 1] = '\0';
-		if (inet_pton(AF_INET6, host + 1, &addr.v6) != 1)
-			return false;
-		if (!IN6_IS_ADDR_LOOPBACK(&addr.v6) &&
-		    !(IN6_IS_ADDR_V4MAPPED(&addr.v6) && addr.v6.s6_addr[12] == 127))
-			return false;
-		host[host_len - 1] = ']';
-	} else if (strcmp(host, "localhost") != 0 && (inet_pton(AF_INET, host, &addr.v4) != 1 ||
-						      (ntohl(addr.v4.s_addr) >> 24) != 127)) {
-		return false;
-	}
-	return asprintf(normalised, "%s:%" PRIu64, host, port) >= 0;
-}
-
+/* The endpoint has no authentication, so it never listens beyond the
+ * machine (np_listen_addr_parse); a proxy can publish it. */
 static bool set_listen(struct parser *p, const struct key *k, const char *value)
 {
-	char *listen = NULL;
+	struct np_listen_addr addr = {.family = AF_UNSPEC};
 
-	if (*value && !parse_listen(value, &listen)) {
+	if (*value && np_listen_addr_parse(value, &addr) < 0) {
 		add_error(p, p->line,
 			  "%s: '%s' is not a loopback address:port (127.0.0.1:9464, [::1]:9464, "
 			  "localhost:9464) or empty",
 			  k->name, value);
 		return false;
 	}
-	free(p->cfg.metrics_listen);
-	p->cfg.metrics_listen = listen;
+	p->cfg.metrics_listen = addr;
 	return true;
 }
 
@@ -843,6 +804,7 @@ static void write_words(FILE *out, char *const *words, size_t n)
 int np_config_write(const struct np_config *cfg, FILE *out)
 {
 	for (const struct key *k = keys; k < keys + NR_KEYS; k++) {
+		char addr[NP_LISTEN_ADDR_STRLEN];
 		const struct np_strv *sv;
 
 		fprintf(out, "%s =", k->name);
@@ -864,8 +826,9 @@ int np_config_write(const struct np_config *cfg, FILE *out)
 				fprintf(out, " %d", cfg->exclude_pid[i]);
 			break;
 		case KIND_LISTEN:
-			if (cfg->metrics_listen)
-				fprintf(out, " %s", cfg->metrics_listen);
+			if (cfg->metrics_listen.family != AF_UNSPEC)
+				fprintf(out, " %s",
+					np_listen_addr_format(&cfg->metrics_listen, addr));
 			break;
 		}
 		fputc('\n', out);

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "listen.h"
+
 /*
  * The configuration file: flat "key = value" lines, read with libinih.
  * Every key, its default and its range are documented in the shipped
@@ -24,7 +26,7 @@ enum np_affinity_mode {
 };
 
 enum np_kernel_balancing_mode {
-	NP_KBAL_DEFER,  /* kernel.numa_balancing on: report only */
+	NP_KBAL_DEFER,	/* kernel.numa_balancing on: report only */
 	NP_KBAL_IGNORE, /* act regardless */
 };
 
@@ -33,30 +35,31 @@ struct np_strv {
 	size_t n;
 };
 
-/* The effective configuration; every field has a default (np_config_init). */
+/* The effective configuration: one field per key, of the same name
+ * (defaults: np_config_init). */
 struct np_config {
-	uint64_t scan_delay_ms;            /* 1000: no look at a task younger than this */
-	uint64_t scan_period_min_ms;       /* 1000 */
-	uint64_t scan_period_max_ms;       /* 60000 */
-	uint64_t tick_ms;                  /* 250: scheduler tick */
-	uint64_t scan_budget_mb;           /* 4096: MiB of RSS whose numa_maps one tick reads */
-	uint64_t min_rss_mb;               /* 100 */
-	unsigned min_cpu_percent;          /* 5: CPU use since last look, % of one CPU */
-	unsigned locality_target_percent;  /* 90 */
-	unsigned node_mem_headroom_percent; /* 10: free memory a target node keeps after a move */
-	unsigned hysteresis_periods;       /* 3: no decision flips back within this many periods */
-	uint64_t migrate_rate_mb_s;        /* 256: global page migration rate */
-	uint64_t max_migrate_mb_per_scan;  /* 1024: per task and scan */
-	enum np_affinity_mode affinity;    /* none */
-	enum np_kernel_balancing_mode kernel_balancing; /* defer */
-	struct np_strv include_comm;       /* fnmatch(3) globs; empty = all */
+	uint64_t scan_delay_ms;		    /* no look at a task younger than this */
+	uint64_t scan_period_min_ms;	    /* a task's own period between looks */
+	uint64_t scan_period_max_ms;	    /* starts at min and doubles up to max */
+	uint64_t tick_ms;		    /* scheduler tick */
+	uint64_t scan_budget_mb;	    /* MiB of RSS whose numa_maps one tick reads */
+	uint64_t min_rss_mb;		    /* smaller tasks are skipped */
+	unsigned min_cpu_percent;	    /* CPU use since last look, % of one CPU */
+	unsigned locality_target_percent;   /* a task this local is left alone */
+	unsigned node_mem_headroom_percent; /* free memory a target node keeps after a move */
+	unsigned hysteresis_periods;	    /* no decision flips back within this many periods */
+	uint64_t migrate_rate_mb_s;	    /* global page migration rate */
+	uint64_t max_migrate_mb_per_scan;   /* per task and scan */
+	enum np_affinity_mode affinity;
+	enum np_kernel_balancing_mode kernel_balancing;
+	struct np_strv include_comm; /* fnmatch(3) globs; empty = all */
 	struct np_strv exclude_comm;
-	struct np_strv include_cgroup;     /* cgroup path prefixes; empty = all */
+	struct np_strv include_cgroup; /* cgroup path prefixes; empty = all */
 	struct np_strv exclude_cgroup;
 	int *exclude_pid;
 	size_t nr_exclude_pid;
-	int log_level;                     /* syslog priority: err|warning|notice|info|debug */
-	char *metrics_listen;              /* "127.0.0.1:9464" or NULL: off */
+	int log_level;			      /* syslog priority: err|warning|notice|info|debug */
+	struct np_listen_addr metrics_listen; /* family AF_UNSPEC: off */
 };
 
 /* Fill @cfg with the defaults (no allocation: the default lists are empty). */

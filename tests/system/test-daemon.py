@@ -139,6 +139,91 @@ def test_sighup():
     check(d.stop() == 0, "stops cleanly after reloads")
 
 
+def scrape(port):
+    """The status line of GET /metrics on 127.0.0.1:port, or None when nothing
+    listens there."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+    except ConnectionRefusedError:
+        return None
+    return data.decode(errors="replace").split("\r\n", 1)[0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sighup_metrics_listen():
+    d = Daemon("rebind", "log_level = info\nmetrics_listen = 127.0.0.1:0\n")
+    m = d.wait_log(r"metrics on port (\d+)")
+    check(m is not None, "rebind daemon starts with metrics")
+    if m is None:
+        d.stop()
+        return
+    old = int(m.group(1))
+
+    def reload(conf, n):
+        with open(d.conf, "w") as f:
+            f.write(conf)
+        d.proc.send_signal(signal.SIGHUP)
+        return wait_for(lambda: len(re.findall(r"reload: .* applied", d.text())) >= n)
+
+    new = free_port()
+    reload(f"log_level = info\nmetrics_listen = 127.0.0.1:{new}\n", 1)
+    check(re.search(r"reload: .* applied$", d.text(), re.M) is not None,
+          "SIGHUP to another metrics port: applied")
+    status = scrape(new)
+    check(status is not None and " 200 " in status,
+          f"SIGHUP to another metrics port: the new one answers ({status})")
+    check(scrape(old) is None, "SIGHUP to another metrics port: the old one is closed")
+
+    # A port that is taken: the endpoint stays where it was, and the log
+    # says that this key, and only it, was not applied.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        reload(f"log_level = info\nmetrics_listen = 127.0.0.1:{busy}\ntick_ms = 500\n", 2)
+        text = d.text()
+        check(re.search(rf"metrics_listen 127\.0\.0\.1:{busy}: Address already in use", text)
+              is not None, "SIGHUP to a taken port: the error is logged")
+        check(re.search(rf"reload: .* applied, except metrics_listen: metrics stay on port {new}$",
+                        text, re.M) is not None,
+              "SIGHUP to a taken port: logged as applied except metrics_listen")
+        status = scrape(new)
+        check(status is not None and " 200 " in status,
+              "SIGHUP to a taken port: the old endpoint still answers")
+
+    # Off: the endpoint closes.
+    reload("log_level = info\n", 3)
+    check(wait_for(lambda: "metrics endpoint closed" in d.text()),
+          "SIGHUP without metrics_listen: the endpoint is closed")
+    check(scrape(new) is None, "SIGHUP without metrics_listen: nothing answers")
+    check(d.stop() == 0, "stops cleanly after moving its endpoint")
+
+
+def test_sighup_tick():
+    # The first tick is 10 s away; a reload to 50 ms does not wait for it.
+    d = Daemon("tick", "log_level = info\ntick_ms = 10000\nscan_period_min_ms = 10000\n")
+    check(d.wait_log(r"started") is not None, "tick daemon starts")
+    with open(d.conf, "w") as f:
+        f.write("log_level = info\ntick_ms = 50\n")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"reload: .* applied") is not None, "SIGHUP to a shorter tick: applied")
+    time.sleep(1.0)
+    d.proc.send_signal(signal.SIGUSR1)
+    m = d.wait_log(r"state: \d+ tasks tracked, (\d+) cycles")
+    cycles = int(m.group(1)) if m else -1
+    check(cycles >= 5, f"SIGHUP to a shorter tick: {cycles} cycles in the next second")
+    check(d.stop() == 0, "stops cleanly after a new tick")
+
+
 def numa_maps_nodes(pid):
     counts = {}
     with open(f"/proc/{pid}/numa_maps") as f:
@@ -250,7 +335,8 @@ def test_bad_start():
           "even when detaching")
 
 
-for test in (test_sigterm_and_metrics, test_sighup, test_dry_run_changes_nothing,
+for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
+             test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start):
     try:
         test()

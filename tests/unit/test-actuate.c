@@ -618,6 +618,58 @@ static void test_reads_no_numa_maps(void)
 	teardown(ctx, topo, stats);
 }
 
+/* A reload's new rate is the one in force from then on, with a fresh
+ * second's worth of budget. */
+static void test_set_rate(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	struct np_act_task at;
+
+	np_act_task_init(&at);
+	setup(fixture("act-dry"), "handmade-4node", &ctx, &topo, &stats);
+	np_actuator_params_init(&params);
+	params.migrate_rate_mb_s = 1;
+	params.clock = virtual_clock;
+	virtual_ns = 2000 * SEC;
+	fixture_task(&task);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
+	CHECK_U64(res.bytes_moved, MIB);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EAGAIN);
+
+	/* 2 MiB/s: a burst of 2 MiB at once, then 1 MiB each half second. */
+	np_actuator_set_rate(act, 2);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
+	CHECK_U64(res.bytes_moved, 2 * MIB);
+	CHECK(res.budget_exhausted);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EAGAIN);
+	virtual_ns += SEC / 2;
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
+	CHECK_U64(res.bytes_moved, MIB);
+
+	/* Down to 1 MiB/s: no more than the new burst, even after a long
+	 * wait. */
+	np_actuator_set_rate(act, 1);
+	virtual_ns += 10 * SEC;
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
+	CHECK_U64(res.bytes_moved, MIB);
+
+	/* 0: unlimited, the whole 705 pages in one go. */
+	np_actuator_set_rate(act, 0);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), 0);
+	CHECK(!res.budget_exhausted);
+	CHECK_U64(res.pages_moved, 705);
+	np_actuator_free(act);
+	np_act_task_release(&at);
+	teardown(ctx, topo, stats);
+}
+
 static void test_dry_run_affinity(void)
 {
 	struct np_ctx *ctx;
@@ -1168,6 +1220,7 @@ int main(void)
 	test_maps_parse();
 	test_dry_run_pages();
 	test_reads_no_numa_maps();
+	test_set_rate();
 	test_dry_run_affinity();
 	test_kernel_move_pages_self();
 	test_identity();

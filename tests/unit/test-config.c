@@ -2,6 +2,7 @@
 #include "config.h"
 #include "check.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <syslog.h>
 
@@ -54,7 +55,7 @@ static void test_defaults(void)
 	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
 	CHECK_INT(cfg.kernel_balancing, NP_KBAL_DEFER);
 	CHECK_INT(cfg.log_level, LOG_NOTICE);
-	CHECK(cfg.metrics_listen == NULL);
+	CHECK_INT(cfg.metrics_listen.family, AF_UNSPEC);
 	CHECK_INT(cfg.include_comm.n, 0);
 
 	/* An empty buffer, and no buffer at all, give the defaults. */
@@ -95,7 +96,7 @@ static void test_every_key(void)
 			   "metrics_listen = [::1]:09464\n";
 	struct np_config cfg, again;
 	struct np_config_errors errs = {0};
-	char *out;
+	char addr[NP_LISTEN_ADDR_STRLEN], *out;
 
 	np_config_init(&cfg);
 	CHECK_INT(parse(text, &cfg, &errs), 0);
@@ -125,7 +126,7 @@ static void test_every_key(void)
 	CHECK_INT(cfg.nr_exclude_pid, 2);
 	CHECK_INT(cfg.exclude_pid[1], 4194304);
 	CHECK_INT(cfg.log_level, LOG_DEBUG);
-	CHECK_STR(cfg.metrics_listen, "[::1]:9464");
+	CHECK_STR(np_listen_addr_format(&cfg.metrics_listen, addr), "[::1]:9464");
 
 	/* Written out and read back, it is the same config. */
 	out = write_to_string(&cfg);
@@ -143,7 +144,7 @@ static void test_every_key(void)
 	CHECK_INT(parse("min_rss_mb = 5\n", &cfg, &errs), 0);
 	CHECK_U64(cfg.min_rss_mb, 5);
 	CHECK_INT(cfg.include_comm.n, 0);
-	CHECK(cfg.metrics_listen == NULL);
+	CHECK_INT(cfg.metrics_listen.family, AF_UNSPEC);
 	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
 	np_config_free(&again);
 	np_config_free(&cfg);
@@ -255,6 +256,86 @@ static void test_errors(void)
 		  "t.conf:1: exclude_pid: '4194305' is not a pid (1..4194304)");
 	CHECK_STR(only_error("exclude_pid = 12 -3\n"),
 		  "t.conf:1: exclude_pid: '-3' is not a pid (1..4194304)");
+}
+
+/* The one parser of listen addresses: what the config takes is what the
+ * endpoint binds. */
+static void test_listen_addr(void)
+{
+	static const struct {
+		const char *spec;
+		int err;
+		const char *normalised;
+	} cases[] = {
+	    {"127.0.0.1:9464", 0, "127.0.0.1:9464"},
+	    {"127.1.2.3:0", 0, "127.1.2.3:0"},
+	    {"localhost:80", 0, "127.0.0.1:80"},
+	    {"[::1]:09464", 0, "[::1]:9464"},
+	    {"[0:0::1]:65535", 0, "[::1]:65535"},
+	    /* IPv4-mapped: bound as the IPv4 address it maps. */
+	    {"[::ffff:127.0.0.1]:1", 0, "127.0.0.1:1"},
+	    /* Anything reachable from another machine is refused. */
+	    {"0.0.0.0:9464", -EADDRNOTAVAIL, NULL},
+	    {"192.168.1.10:9464", -EADDRNOTAVAIL, NULL},
+	    {"[::]:9464", -EADDRNOTAVAIL, NULL},
+	    {"[fe80::1]:9464", -EADDRNOTAVAIL, NULL},
+	    {"[::ffff:10.0.0.1]:1", -EADDRNOTAVAIL, NULL},
+	    /* Malformed. */
+	    {"127.0.0.1", -EINVAL, NULL},
+	    {"127.0.0.1:", -EINVAL, NULL},
+	    {"127.0.0.1:65536", -EINVAL, NULL},
+	    {"127.0.0.1:99999999999999999999", -EINVAL, NULL},
+	    {"127.0.0.1:-1", -EINVAL, NULL},
+	    {"127.0.0.1:+1", -EINVAL, NULL},
+	    {"127.0.0.1: 1", -EINVAL, NULL},
+	    {"127.0.0.1:94x", -EINVAL, NULL},
+	    {":9464", -EINVAL, NULL},
+	    {"::1:9464", -EINVAL, NULL},
+	    {"[::1:9464", -EINVAL, NULL},
+	    {"[::1]9464", -EINVAL, NULL},
+	    {"[::1]:]:9464", -EINVAL, NULL},
+	    {"[127.0.0.1]:9464", -EINVAL, NULL},
+	    {"[localhost]:9464", -EINVAL, NULL},
+	    {"localhost.:9464", -EINVAL, NULL},
+	    {"example.org:9464", -EINVAL, NULL},
+	    {"", -EINVAL, NULL},
+	};
+	struct np_listen_addr a, b;
+	struct sockaddr_storage ss;
+	char text[NP_LISTEN_ADDR_STRLEN];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int err;
+
+		memset(&a, 0xaa, sizeof(a));
+		err = np_listen_addr_parse(cases[i].spec, &a);
+		if (err != cases[i].err)
+			fprintf(stderr, "'%s': %d, expected %d\n", cases[i].spec, err,
+				cases[i].err);
+		CHECK_INT(err, cases[i].err);
+		if (err || !cases[i].normalised)
+			continue;
+		CHECK_STR(np_listen_addr_format(&a, text), cases[i].normalised);
+		/* The normalised text reads back to the same address. */
+		CHECK_INT(np_listen_addr_parse(text, &b), 0);
+		CHECK(np_listen_addr_equal(&a, &b));
+	}
+
+	CHECK_INT(np_listen_addr_parse("127.0.0.1:9464", &a), 0);
+	CHECK_INT(np_listen_addr_sockaddr(&a, &ss), sizeof(struct sockaddr_in));
+	CHECK_INT(ss.ss_family, AF_INET);
+	CHECK_INT(ntohs(((struct sockaddr_in *)&ss)->sin_port), 9464);
+	CHECK_INT(np_listen_addr_parse("localhost:9464", &b), 0);
+	CHECK(np_listen_addr_equal(&a, &b));
+	CHECK_INT(np_listen_addr_parse("127.0.0.1:9465", &b), 0);
+	CHECK(!np_listen_addr_equal(&a, &b));
+	CHECK_INT(np_listen_addr_parse("[::1]:9464", &b), 0);
+	CHECK(!np_listen_addr_equal(&a, &b));
+	CHECK_INT(np_listen_addr_sockaddr(&b, &ss), sizeof(struct sockaddr_in6));
+	CHECK_INT(ss.ss_family, AF_INET6);
+	CHECK_INT(ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), 9464);
+	memset(&b, 0, sizeof(b));
+	CHECK_STR(np_listen_addr_format(&b, text), "");
 }
 
 static void test_metrics_listen(void)
@@ -628,6 +709,7 @@ int main(void)
 	test_copy();
 	test_refused_file_keeps_config();
 	test_errors();
+	test_listen_addr();
 	test_metrics_listen();
 	test_ordered_keys();
 	test_error_order_and_lines();
