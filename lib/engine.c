@@ -2,6 +2,7 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -146,11 +147,14 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	np_sched_set_filter(engine->sched, filter, read_details, engine);
 	np_filter_free(engine->filter);
 	engine->filter = filter;
+	/* A new rate starts with a full second of budget: only a change of
+	 * it may refill the bucket, or SIGHUPs would lift the limit. */
+	if (copy.migrate_rate_mb_s != engine->cfg.migrate_rate_mb_s)
+		np_actuator_set_rate(engine->act, copy.migrate_rate_mb_s);
 	np_config_free(&engine->cfg);
 	engine->cfg = copy;
 	for (unsigned i = 0; i < engine->states.nr; i++)
 		np_sched_task_reload(engine->sched, &engine->states.v[i].sched);
-	np_actuator_set_rate(engine->act, engine->cfg.migrate_rate_mb_s);
 	return 0;
 }
 
@@ -200,7 +204,10 @@ static double cpu_percent(const struct np_task_state *st, const struct np_task *
 	uint64_t ticks, ms;
 
 	if (st->looked) {
-		ticks = task->cpu_ticks - st->last_cpu_ticks;
+		/* A count that went back (it cannot, but /proc is read twice)
+		 * counts from zero. */
+		ticks = task->cpu_ticks >= st->last_cpu_ticks ? task->cpu_ticks - st->last_cpu_ticks
+							      : task->cpu_ticks;
 		ms = now_ms - st->last_look_ms;
 	} else {
 		ticks = task->cpu_ticks;
@@ -340,48 +347,57 @@ static void skip_entry(const struct np_engine *engine, const struct tick *t,
 	e->has_decision = true;
 }
 
+static bool shown(const struct tick *t, const struct np_task *task)
+{
+	return t->opts->look_once && !task->kthread && task->rss_bytes >= t->opts->min_rss_bytes;
+}
+
 /* Read the memory of the picked tasks (and, in a look, of every shown
  * task) into snapshot entries, once: the decision and the action both
- * work from it. */
+ * work from it. Entries are in pid order; the picked ones are handed to
+ * the policy in the scheduler's order, most overdue first. */
 static int read_tasks(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
-	bool *picked = calloc(t->list.nr + 1, sizeof(bool));
+	unsigned n = t->list.nr, nr_entries = 0;
+	unsigned *entry_of = malloc((n + 1) * sizeof(*entry_of)); /* UINT_MAX: none */
+	uint64_t *bytes_of = calloc(n + 1, sizeof(*bytes_of));
 	int err = 0;
 
-	snap->tasks = calloc(t->list.nr + 1, sizeof(*snap->tasks));
+	if (!entry_of || !bytes_of)
+		goto nomem;
+	for (unsigned i = 0; i < n; i++)
+		entry_of[i] = UINT_MAX;
+	for (unsigned p = 0; p < t->plan.nr_picks; p++)
+		entry_of[t->plan.picks[p]] = 0;
+	for (unsigned i = 0; i < n; i++)
+		nr_entries += entry_of[i] == 0 || shown(t, &t->list.tasks[i]);
+	snap->tasks = calloc(nr_entries + 1, sizeof(*snap->tasks));
 	t->picked_entry = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_entry));
 	t->picked_state = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_state));
 	t->picked_bytes = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_bytes));
-	if (!picked || !snap->tasks || !t->picked_entry || !t->picked_state || !t->picked_bytes) {
-		free(picked);
-		return -ENOMEM;
-	}
-	for (unsigned p = 0; p < t->plan.nr_picks; p++)
-		picked[t->plan.picks[p]] = true;
-	for (unsigned i = 0; i < t->list.nr && !err; i++) {
-		struct np_task *task = &t->list.tasks[i];
+	if (!snap->tasks || !t->picked_entry || !t->picked_state || !t->picked_bytes)
+		goto nomem;
+	for (unsigned i = 0; i < n && !err; i++) {
 		struct np_task_state *st = &engine->states.v[i];
 		struct np_snap_task *e = &snap->tasks[snap->nr_tasks];
-		bool shown = t->opts->look_once && !task->kthread &&
-			     task->rss_bytes >= t->opts->min_rss_bytes;
-		uint64_t bytes_read;
+		bool picked = entry_of[i] == 0;
 		int r;
 
-		if (!picked[i] && !shown)
+		entry_of[i] = UINT_MAX;
+		if (!picked && !shown(t, &t->list.tasks[i]))
 			continue;
-		e->task = *task;
-		memset(task, 0, sizeof(*task)); /* the entry owns its details now */
-		e->picked = picked[i];
+		np_task_move(&e->task, &t->list.tasks[i]);
+		e->picked = picked;
 		e->verdict = t->plan.verdicts[i];
 		e->run_node = e->home_node = -1;
-		r = read_entry(engine, e, &bytes_read);
-		if (e->picked) {
+		r = read_entry(engine, e, &bytes_of[i]);
+		if (picked) {
 			np_log(engine->ctx, LOG_DEBUG, "read numa_maps of pid %d (%s), age %llu ms: %d",
 			       e->task.pid, e->task.comm, (unsigned long long)e->task.age_ms, r);
-			np_stats_add_scan(engine->stats, bytes_read);
+			np_stats_add_scan(engine->stats, bytes_of[i]);
 			if (r != 0)
-				np_sched_done(engine->sched, &st->sched, &e->task, bytes_read,
+				np_sched_done(engine->sched, &st->sched, &e->task, bytes_of[i],
 					      NP_SCAN_FAILED);
 		}
 		if (r != 0) {
@@ -390,17 +406,28 @@ static int read_tasks(struct np_engine *engine, struct tick *t)
 			err = r < 0 ? r : 0;
 			continue;
 		}
-		if (e->picked) {
-			t->picked_entry[t->nr_picked] = snap->nr_tasks;
-			t->picked_state[t->nr_picked] = st;
-			t->picked_bytes[t->nr_picked++] = bytes_read;
-		} else {
+		if (picked)
+			entry_of[i] = snap->nr_tasks;
+		else
 			skip_entry(engine, t, e);
-		}
 		snap->nr_tasks++;
 	}
-	free(picked);
+	for (unsigned p = 0; p < t->plan.nr_picks && !err; p++) {
+		unsigned i = t->plan.picks[p];
+
+		if (entry_of[i] == UINT_MAX)
+			continue; /* its read failed */
+		t->picked_entry[t->nr_picked] = entry_of[i];
+		t->picked_state[t->nr_picked] = &engine->states.v[i];
+		t->picked_bytes[t->nr_picked++] = bytes_of[i];
+	}
+	free(entry_of);
+	free(bytes_of);
 	return err;
+nomem:
+	free(entry_of);
+	free(bytes_of);
+	return -ENOMEM;
 }
 
 /* Log what an action did; the daemon logs the decision itself. */
@@ -421,8 +448,7 @@ static void log_move(const struct np_engine *engine, const struct np_snap_task *
 }
 
 /* Carry out one move. Fills e->outcome and e->moved_bytes. */
-static void act(struct np_engine *engine, const struct np_topology *topo, struct np_snap_task *e,
-		struct np_task_state *st)
+static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st)
 {
 	const struct np_action *a = &e->action;
 	struct np_affinity_result ares = {0};
@@ -441,13 +467,10 @@ static void act(struct np_engine *engine, const struct np_topology *topo, struct
 		log_move(engine, e, &res, err);
 		e->moved_bytes = res.bytes_moved;
 	}
-	if (!err && a->set_affinity) {
-		const struct np_node *node = np_topology_node(topo, a->target_node);
-
-		if (node)
-			err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &node->cpus,
-						       &ares);
-	}
+	/* The CPUs the policy chose: the memory node may have none. */
+	if (!err && a->set_affinity)
+		err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->target_cpus,
+					       &ares);
 	/* The actuator counts its own skips (vanished, backoff, rate). */
 	if (err) {
 		e->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
@@ -528,16 +551,19 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		e->run_node = a->thread_node;
 		e->home_node = a->home_node;
 		e->locality = a->locality;
-		if (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD)
+		/* A spread is shown, not carried out (the actuator moves to one
+		 * node): like a keep, it is a task passed over. */
+		if (a->kind != NP_ACTION_MOVE)
 			np_stats_add_skip(engine->stats, a->reason);
 		/* A one-shot look acts on nothing, and neither does a tick
 		 * asked to stop. */
 		if (a->kind == NP_ACTION_MOVE && !t->opts->look_once &&
 		    !(engine->should_stop && engine->should_stop(engine->stop_data)))
-			act(engine, snap->topo, e, st);
+			act(engine, e, st);
 		/* The history records a move as made: only one that was made
 		 * is committed. */
-		if (a->kind != NP_ACTION_MOVE || e->outcome == NP_SNAP_DONE) {
+		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) ||
+		    e->outcome == NP_SNAP_DONE) {
 			if (!st->hist && !(st->hist = malloc(sizeof(*st->hist)))) {
 				err = -ENOMEM;
 				break;
@@ -568,6 +594,9 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	t.snap = calloc(1, sizeof(*t.snap));
 	if (!t.snap)
 		return -ENOMEM;
+	/* A dry run's records were logged as they were made; keeping them
+	 * past the tick would only fill the actuator's cap. */
+	np_actuator_clear_records(engine->act);
 	err = observe(engine, &t);
 	if (!err)
 		err = read_tasks(engine, &t);

@@ -553,6 +553,12 @@ int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 	return 0;
 }
 
+void np_task_move(struct np_task *dst, struct np_task *src)
+{
+	*dst = *src;
+	memset(src, 0, sizeof(*src));
+}
+
 void np_task_clear(struct np_task *task)
 {
 	free(task->cgroup);

@@ -128,6 +128,10 @@ int np_task_verify(struct np_ctx *ctx, const struct np_task *task);
 /* Free what np_task_read_details() attached; the task can be reused. */
 void np_task_clear(struct np_task *task);
 
+/* Hand @src over to @dst (which must hold no details): @dst takes its
+ * details, and @src is left empty, owning nothing. */
+void np_task_move(struct np_task *dst, struct np_task *src);
+
 /* Free every task and the array; the list reads as empty afterwards. */
 void np_task_list_clear(struct np_task_list *list);
 
