@@ -132,7 +132,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		np_snapshot_free(snap);
 	}
 	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", np_engine_tracked(d->engine),
-			 (unsigned long long)np_engine_sched_counters(d->engine)->numa_maps_reads,
+			 (unsigned long long)np_stats_scans(np_engine_stats(d->engine)),
 			 d->opts->dry_run ? ", dry run" : "");
 	schedule_tick(d);
 }
@@ -262,9 +262,10 @@ static void summary(struct daemon *d)
 
 	if (!f)
 		return;
-	fprintf(f, "state: %u tasks tracked, %llu cycles, %llu numa_maps reads (%llu bytes)\n",
-		np_engine_tracked(d->engine), (unsigned long long)sc->ticks,
-		(unsigned long long)sc->numa_maps_reads, (unsigned long long)sc->bytes_parsed);
+	/* The reads are the stats' (the "scans" line): one counter, the same
+	 * the metrics show. */
+	fprintf(f, "state: %u tasks tracked, %llu cycles\n", np_engine_tracked(d->engine),
+		(unsigned long long)sc->ticks);
 	np_stats_write_summary(np_engine_stats(d->engine), f);
 	fclose(f);
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))

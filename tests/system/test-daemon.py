@@ -257,6 +257,19 @@ def test_dry_run_changes_nothing():
     check(set(after_nodes) == set(before_nodes), "dry run: pages stay on their nodes")
     check(d.counter("numaplaced_affinity_threads_total") == 0 and
           d.counter("numaplaced_migrate_calls_total") == 0, "dry run: no call that acts")
+    # One read of numa_maps per look, counted once: with the ticks held
+    # off by a long tick_ms, the summary and the metrics say the same.
+    with open(d.conf, "w") as f:
+        f.write(BASE + "scan_delay_ms = 0\nscan_period_min_ms = 10000\ntick_ms = 10000\n"
+                "min_rss_mb = 16\nmin_cpu_percent = 0\naffinity = node\ninclude_comm = python3*\n")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"reload: .* applied") is not None, "dry run: reload to a long tick")
+    d.proc.send_signal(signal.SIGUSR1)
+    m = d.wait_log(r"info: scans (\d+) \(")
+    summary_scans = int(m.group(1)) if m else -1
+    metric_scans = d.counter("numaplaced_scans_total")
+    check(summary_scans >= 3 and summary_scans == metric_scans,
+          f"dry run: scans in the summary ({summary_scans}) and the metrics ({metric_scans:.0f}) agree")
     d.stop()
     hog.kill()
     hog.wait()
