@@ -257,6 +257,7 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	return (struct np_policy_task){
 		.task = &e->task,
 		.node_bytes = e->has_memory ? e->mem.movable_bytes : NULL,
+		.all_node_bytes = e->has_memory ? e->mem.node_bytes : NULL,
 		.nr_node_slots = e->mem.nr_node_slots,
 		.policy_bytes = e->mem.policy_bytes,
 		.shared_file_bytes = e->mem.shared_file_bytes,

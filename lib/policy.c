@@ -108,7 +108,11 @@ struct sample {
 	unsigned nr_mem_ok, nr_cpu_ok;
 	int thread_idx;		       /* node index where most thread time is */
 	int home_idx;		       /* memory node for thread_idx */
-	struct match mt;	       /* its memory matched to its threads (match_local) */
+	struct match mt;	       /* its movable memory matched to its threads (match_local) */
+	/* All of its memory, movable or not, for the locality people see. */
+	uint64_t all_bytes[NP_MAX_NODES];
+	uint64_t all_total, all_offline;
+	double all_local;
 	bool threads_split;	       /* its thread time is on more than one node */
 	int biggest_idx;	       /* node index holding the most bytes */
 	bool pinned;		       /* its allowed CPUs are all on one node */
@@ -271,14 +275,19 @@ static int home_node(const struct view *v, const struct sample *s, int cpu_idx)
 	return best;
 }
 
-static void match_local(const struct view *v, const struct sample *s, struct match *mt)
+/* Match @bytes (by node index; @total of them, @offline on nodes not
+ * online) to the task's thread time. */
+static void match_local(const struct view *v, const struct sample *s, const uint64_t *bytes,
+			uint64_t total, uint64_t offline, struct match *mt)
 {
 	const struct np_topology *topo = v->topo;
 
 	memset(mt, 0, sizeof(*mt));
+	if (!total)
+		return;
 	for (int j = 0; j < (int)topo->nr_nodes; j++)
-		mt->have[j] = (double)s->bytes[j] / (double)s->total;
-	mt->have_offline = (double)s->offline_bytes / (double)s->total;
+		mt->have[j] = (double)bytes[j] / (double)total;
+	mt->have_offline = (double)offline / (double)total;
 	if (s->total_weight == 0) {
 		/* No thread seen: what is on its home node counts as local. */
 		if (s->home_idx >= 0)
@@ -301,8 +310,9 @@ static void match_local(const struct view *v, const struct sample *s, struct mat
 	}
 }
 
-/* Build the per-index view of one task. Returns false when it has no bytes
- * on any node. */
+/* Build the per-index view of one task: s->bytes and s->total are what the
+ * daemon may move (possibly none), s->all_* all of it. Returns false when it
+ * has no bytes at all. */
 static bool sample_task(const struct view *v, const struct np_config *cfg,
 			const struct np_policy_task *t, struct np_policy_history *h,
 			struct sample *s)
@@ -311,19 +321,25 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	const struct np_task *task = t->task;
 	const struct np_bitmap *runs_on;
 	bool ticks = false, runs_ok[NP_MAX_NODES];
+	struct match *all;
 	int pinned_idx = -1;
 
 	memset(s, 0, sizeof(*s));
 	for (unsigned id = 0; id < t->nr_node_slots; id++) {
 		int idx = np_topology_index(topo, (int)id);
+		uint64_t bytes_all = t->all_node_bytes ? t->all_node_bytes[id] : t->node_bytes[id];
 
 		s->total += t->node_bytes[id];
-		if (idx < 0)
+		s->all_total += bytes_all;
+		if (idx < 0) {
 			s->offline_bytes += t->node_bytes[id];
-		else
+			s->all_offline += bytes_all;
+		} else {
 			s->bytes[idx] = t->node_bytes[id];
+			s->all_bytes[idx] = bytes_all;
+		}
 	}
-	if (s->total == 0)
+	if (s->all_total == 0)
 		return false;
 
 	/* Our own narrowing is not the user's pinning: behind a mask we set,
@@ -417,7 +433,15 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	}
 	s->home_idx = home_node(v, s, s->thread_idx);
 	s->threads_split = s->thread_idx >= 0 && s->weight[s->thread_idx] < s->total_weight;
-	match_local(v, s, &s->mt);
+	match_local(v, s, s->bytes, s->total, s->offline_bytes, &s->mt);
+	all = malloc(sizeof(*all));
+	if (all) {
+		match_local(v, s, s->all_bytes, s->all_total, s->all_offline, all);
+		s->all_local = all->local;
+		free(all);
+	} else {
+		s->all_local = s->mt.local; /* out of memory: the movable part's */
+	}
 	return true;
 }
 
@@ -934,6 +958,14 @@ static uint64_t unmovable_total(const struct np_policy_task *t)
 	return sum;
 }
 
+/* Most of what it may not move is under the user's policy, or shared. */
+static enum np_reason unmovable_reason(const struct np_policy_task *t)
+{
+	return unmovable_total(t) - t->shared_file_bytes >= t->shared_file_bytes
+		       ? NP_REASON_USER_POLICY
+		       : NP_REASON_SHARED;
+}
+
 /* "400 MiB under its own memory policy (prefer, bind), 50 MiB of files other
  * tasks map": what the actuator leaves alone. Empty when nothing. */
 static void unmovable_text(char *buf, size_t len, const struct np_policy_task *t)
@@ -997,21 +1029,22 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps not read");
 		return;
 	}
-	unmovable_text(unmovable, sizeof(unmovable), t);
 	if (!sample_task(v, cfg, t, &h, s)) {
-		if (unmovable[0])
-			say(a, NP_ACTION_KEEP, NP_REASON_USER_POLICY, "%s", unmovable);
-		else
-			say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
-			    "numa_maps shows no resident pages");
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps shows no resident pages");
 		return;
 	}
+	unmovable_text(unmovable, sizeof(unmovable), t);
 	a->total_bytes = s->total;
 	if (s->thread_idx >= 0)
 		a->thread_node = v->topo->nodes[s->thread_idx].id;
 	if (s->home_idx >= 0)
 		a->home_node = v->topo->nodes[s->home_idx].id;
-	a->locality = s->mt.local;
+	a->locality = s->all_local;
+	if (s->total == 0) {
+		/* Nothing it may move: where its memory is, is the user's call. */
+		say(a, NP_ACTION_KEEP, unmovable_reason(t), "%s", unmovable);
+		return;
+	}
 	if (v->topo->nr_nodes == 1) {
 		a->locality_percent = percent(s->bytes[0], s->total);
 		say(a, NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, "%s",
@@ -1030,24 +1063,12 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		a->move_bytes = 0;
 		return;
 	}
-	/* Most of it is where the user put it: its placement is theirs, and
-	 * what the daemon may move of it (the rest) stays with it. */
-	if (unmovable[0] && unmovable_total(t) > s->total && a->kind != NP_ACTION_SKIP) {
-		snprintf(text, sizeof(text), "%s; the %s it may move stays with it", unmovable,
+	/* What it may move is local, the rest is not: the rest is why. */
+	if (unmovable[0] && a->kind == NP_ACTION_KEEP && a->reason == NP_REASON_LOCAL &&
+	    (unsigned)(s->all_local * 100.0 + EPSILON) < cfg->locality_target_percent) {
+		snprintf(text, sizeof(text), "%s; the %s it may move is local", unmovable,
 			 np_size_text(s->total).s);
-		say(a, NP_ACTION_KEEP, NP_REASON_USER_POLICY, "%s", text);
-		a->move_pages = a->set_affinity = a->partial = false;
-		a->move_bytes = a->misplaced_bytes = 0;
-		a->target_node = -1;
-		np_bitmap_zero(&a->target_nodes);
-		np_bitmap_zero(&a->source_nodes);
-		np_bitmap_zero(&a->target_cpus);
-		/* Nothing was decided: the history stays as it was. */
-		if (next && t->hist)
-			*next = *t->hist;
-		else if (next)
-			np_policy_history_init(next);
-		return;
+		say(a, NP_ACTION_KEEP, unmovable_reason(t), "%s", text);
 	}
 	/* What stays where the user put it is said, so that a move of the rest
 	 * does not read as if it covered everything. */
@@ -1130,7 +1151,7 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 			*thread_node = m->topo->nodes[s->thread_idx].id;
 		if (s->home_idx >= 0)
 			*home_node = m->topo->nodes[s->home_idx].id;
-		*locality = s->mt.local;
+		*locality = s->all_local;
 	}
 	free(s);
 	return ok;

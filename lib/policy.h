@@ -46,9 +46,10 @@ struct np_action {
 	struct np_bitmap target_cpus;  /* when set_affinity */
 	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
 	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
-	uint64_t total_bytes;	       /* the task's resident bytes over all nodes */
-	unsigned locality_percent;     /* % of its memory local to its threads (np_policy_locate) */
-	/* Where the policy saw it (as np_policy_locate): -1 when unknown. */
+	uint64_t total_bytes;	       /* resident bytes it may move, over all nodes */
+	unsigned locality_percent;     /* % of the memory it may move local to its threads */
+	/* Where the policy saw it (as np_policy_locate): -1 when unknown; and
+	 * the share, 0..1, of all its memory local to its threads. */
 	int thread_node, home_node;
 	double locality;
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
@@ -103,6 +104,9 @@ struct np_policy_task {
 	 * read. */
 	const uint64_t *node_bytes;
 	unsigned nr_node_slots;
+	/* All its resident bytes per node id, movable or not (NULL: the same
+	 * as node_bytes): the locality people see. */
+	const uint64_t *all_node_bytes;
 	/* What it may not move: bytes under each policy the user set (NULL:
 	 * none), and file pages other tasks map too. */
 	const uint64_t *policy_bytes; /* NP_MPOL_UNKNOWN + 1 entries */

@@ -36,6 +36,7 @@ enum np_reason {
 	NP_REASON_NO_MEMORY_DATA,   /* skip: numa_maps not read, or it shows no pages */
 	NP_REASON_NO_DETAILS,	    /* skip: allowed CPUs and nodes were not read */
 	NP_REASON_USER_POLICY,	    /* keep: its misplaced memory is the user's to place */
+	NP_REASON_SHARED,	    /* keep: its misplaced memory is shared with other tasks */
 	/* Carrying it out. */
 	NP_REASON_NO_EFFECT,	  /* the last move of it moved nothing: backing off */
 	NP_REASON_NO_SETAFFINITY, /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */

@@ -676,6 +676,75 @@ static void test_decide_screens(void)
 	free(b);
 }
 
+/* ---- memory the daemon may not move ---- */
+
+/* Threads pinned to node 0. What it may move decides; what it may not is
+ * said, and is the reason only when it is what keeps the task remote. */
+static void test_unmovable(void)
+{
+	static const struct policy_case base = {
+	    .name = "unmovable",
+	    .topo = &two_nodes,
+	    .mem_mib = {0, 100},
+	    .threads = "0-1",
+	    .cpus_allowed = "0-1",
+	};
+	struct built *b = malloc(sizeof(*b));
+	uint64_t all[MAX_TEST_NODES], policy[NP_MPOL_UNKNOWN + 1] = {0};
+	struct np_action a;
+
+	build(b, &base);
+	b->input.all_node_bytes = all;
+	b->input.policy_bytes = policy;
+
+	/* 400 MiB under prefer:0 beside the threads, a 100 MiB heap away:
+	 * the heap moves, the policy's memory is said to stay. */
+	all[0] = 400 * MiB;
+	all[1] = 100 * MiB;
+	policy[NP_MPOL_PREFER] = 400 * MiB;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK_U64(a.move_bytes, 100 * MiB);
+	CHECK(strstr(a.reason_text, "; 400 MiB under its own memory policy (prefer) stays"));
+	/* Its locality counts all of it: 80%. */
+	CHECK(a.locality > 0.79 && a.locality < 0.81);
+
+	/* The heap beside the threads, 400 MiB bound to node 1: what it may
+	 * move is local, the policy's memory is why it is not. */
+	b->node_bytes[0] = 100 * MiB;
+	b->node_bytes[1] = 0;
+	all[0] = 100 * MiB;
+	all[1] = 400 * MiB;
+	policy[NP_MPOL_PREFER] = 0;
+	policy[NP_MPOL_BIND] = 400 * MiB;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+	CHECK_STR(np_reason_name(a.reason), "user-policy");
+	CHECK_STR(a.reason_text,
+		  "400 MiB under its own memory policy (bind); the 100 MiB it may move is local");
+
+	/* The same with a small remote policy part: local it is. */
+	all[1] = 5 * MiB;
+	policy[NP_MPOL_BIND] = 5 * MiB;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_STR(np_reason_name(a.reason), "local");
+
+	/* Nothing it may move, shared file pages away: shared. */
+	b->node_bytes[0] = 0;
+	all[0] = 0;
+	all[1] = 300 * MiB;
+	policy[NP_MPOL_BIND] = 0;
+	b->input.shared_file_bytes = 300 * MiB;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+	CHECK_STR(np_reason_name(a.reason), "shared");
+	CHECK_STR(a.reason_text, "300 MiB of files other tasks map");
+	CHECK_INT(a.thread_node, 0);
+	CHECK(a.locality < 0.01);
+	unbuild(b);
+	free(b);
+}
+
 /* ---- hysteresis ---- */
 
 /* Input X wants the task on node 0, input Y on node 1. */
@@ -1101,6 +1170,7 @@ int main(void)
 {
 	test_table();
 	test_decide_screens();
+	test_unmovable();
 	test_no_ping_pong();
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();
