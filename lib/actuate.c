@@ -111,8 +111,8 @@ static long kernel_migrate_pages(void *data, int pid, const struct np_bitmap *fr
 	return r;
 }
 
-/* The raw calls and a mask of unsigned longs: lib/sched.h (the scan
- * scheduler) shadows the C library's <sched.h> on our include path. */
+/* The raw calls, with a mask of unsigned longs as the kernel takes it: the
+ * full NP_MAX_CPUS bits, whatever cpu_set_t's size in the C library. */
 #define LONG_BITS (8 * sizeof(unsigned long))
 #define MASK_LONGS (NP_MAX_CPUS / LONG_BITS)
 
@@ -543,7 +543,7 @@ static const struct np_vma_range *find_range(const struct np_vma_range *ranges, 
 static void collect_vma(struct collect *col, const struct np_task_memory *mem,
 			const struct np_memory_vma *vma, const struct np_vma_range *range)
 {
-	const struct np_nm_node_pages *nodes = &mem->pages[vma->first_node];
+	const struct np_nm_node_pages *nodes = &mem->pages[vma->first];
 	uint64_t misplaced = 0, span;
 	int dense_src = -1;
 

@@ -175,7 +175,7 @@ void np_config_init(struct np_config *cfg)
 			store_int(cfg, k, k->def);
 }
 
-static void strv_free(struct np_strv *sv)
+void np_strv_free(struct np_strv *sv)
 {
 	for (size_t i = 0; i < sv->n; i++)
 		free(sv->v[i]);
@@ -186,10 +186,10 @@ static void strv_free(struct np_strv *sv)
 
 void np_config_free(struct np_config *cfg)
 {
-	strv_free(&cfg->include_comm);
-	strv_free(&cfg->exclude_comm);
-	strv_free(&cfg->include_cgroup);
-	strv_free(&cfg->exclude_cgroup);
+	np_strv_free(&cfg->include_comm);
+	np_strv_free(&cfg->exclude_comm);
+	np_strv_free(&cfg->include_cgroup);
+	np_strv_free(&cfg->exclude_cgroup);
 	free(cfg->exclude_pid);
 	np_config_init(cfg);
 }
@@ -202,13 +202,18 @@ static int store_words(struct np_strv *dst, char *const *words, size_t n)
 		return -ENOMEM;
 	for (; sv.n < n; sv.n++) {
 		if (!(sv.v[sv.n] = strdup(words[sv.n]))) {
-			strv_free(&sv);
+			np_strv_free(&sv);
 			return -ENOMEM;
 		}
 	}
-	strv_free(dst);
+	np_strv_free(dst);
 	*dst = sv;
 	return 0;
+}
+
+int np_strv_copy(struct np_strv *dst, const struct np_strv *src)
+{
+	return store_words(dst, src->v, src->n);
 }
 
 int np_config_copy(struct np_config *dst, const struct np_config *src)

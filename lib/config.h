@@ -35,6 +35,13 @@ struct np_strv {
 	size_t n;
 };
 
+/* Free the strings and the array; @sv reads as empty after. */
+void np_strv_free(struct np_strv *sv);
+
+/* Replace @dst (empty, or owning its strings) with a copy of @src. Returns 0,
+ * or -ENOMEM with @dst unchanged. */
+int np_strv_copy(struct np_strv *dst, const struct np_strv *src);
+
 /* The effective configuration: one field per key, of the same name
  * (defaults: np_config_init). */
 struct np_config {

@@ -256,8 +256,8 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 {
 	return (struct np_policy_task){
 		.task = &e->task,
-		.node_bytes = e->has_memory ? e->mem.movable_bytes : NULL,
-		.all_node_bytes = e->has_memory ? e->mem.node_bytes : NULL,
+		.node_bytes = e->mem.movable_bytes,
+		.all_node_bytes = e->mem.node_bytes,
 		.nr_node_slots = e->mem.nr_node_slots,
 		.policy_bytes = e->mem.policy_bytes,
 		.shared_file_bytes = e->mem.shared_file_bytes,
@@ -291,7 +291,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 		if (err)
 			return err;
 	}
-	np_task_list_sort(&t->list);
+	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, &t->list, engine->sched);
 	if (!err) {
 		engine->planned = &t->list;
@@ -324,7 +324,6 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 		return 1;
 	if (err)
 		return err;
-	e->has_memory = true;
 	return 0;
 }
 
@@ -499,7 +498,7 @@ static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 					 const struct np_snap_task *e,
 					 const struct np_task_state *st, int previous_target)
 {
-	unsigned locality = e->has_memory && e->home_node >= 0 ? (unsigned)(e->locality * 100)
+	unsigned locality = e->home_node >= 0 ? (unsigned)(e->locality * 100)
 							       : 100;
 
 	if (e->action.kind != NP_ACTION_MOVE || e->outcome != NP_SNAP_DONE) {
@@ -577,7 +576,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_look_ms = t->now_ms;
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_locality =
-		    e->has_memory && e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
+		    e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:
 	free(tasks);

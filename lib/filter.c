@@ -21,37 +21,15 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void strv_free(struct np_strv *v)
-{
-	for (size_t i = 0; i < v->n; i++)
-		free(v->v[i]);
-	free(v->v);
-	*v = (struct np_strv){0};
-}
-
-static int strv_copy(struct np_strv *dst, const struct np_strv *src)
-{
-	*dst = (struct np_strv){0};
-	if (!src->n)
-		return 0;
-	dst->v = calloc(src->n, sizeof(*dst->v));
-	if (!dst->v)
-		return -ENOMEM;
-	for (; dst->n < src->n; dst->n++)
-		if (!(dst->v[dst->n] = strdup(src->v[dst->n])))
-			return -ENOMEM;
-	return 0;
-}
-
 void np_filter_free(struct np_filter *filter)
 {
 	if (!filter)
 		return;
 	free(filter->pids);
-	strv_free(&filter->include_comm);
-	strv_free(&filter->exclude_comm);
-	strv_free(&filter->include_cgroup);
-	strv_free(&filter->exclude_cgroup);
+	np_strv_free(&filter->include_comm);
+	np_strv_free(&filter->exclude_comm);
+	np_strv_free(&filter->include_cgroup);
+	np_strv_free(&filter->exclude_cgroup);
 	free(filter);
 }
 
@@ -69,10 +47,10 @@ int np_filter_new(const struct np_config *cfg, struct np_filter **out)
 		f->nr_pids = cfg->nr_exclude_pid;
 		qsort(f->pids, f->nr_pids, sizeof(*f->pids), cmp_int);
 	}
-	if (strv_copy(&f->include_comm, &cfg->include_comm) ||
-	    strv_copy(&f->exclude_comm, &cfg->exclude_comm) ||
-	    strv_copy(&f->include_cgroup, &cfg->include_cgroup) ||
-	    strv_copy(&f->exclude_cgroup, &cfg->exclude_cgroup))
+	if (np_strv_copy(&f->include_comm, &cfg->include_comm) ||
+	    np_strv_copy(&f->exclude_comm, &cfg->exclude_comm) ||
+	    np_strv_copy(&f->include_cgroup, &cfg->include_cgroup) ||
+	    np_strv_copy(&f->exclude_cgroup, &cfg->exclude_cgroup))
 		goto nomem;
 	*out = f;
 	return 0;

@@ -9,7 +9,6 @@ struct np_memory_reader {
 	struct np_nm_parser *parser;
 	struct np_task_memory *mem; /* being filled */
 	unsigned cap_vmas, cap_pages;
-	int err;
 };
 
 static bool movable(const struct np_nm_vma *vma)
@@ -67,7 +66,7 @@ static int add_vma(void *data, const struct np_nm_vma *vma)
 	mem->vmas[mem->nr_vmas++] = (struct np_memory_vma){
 	    .start = vma->start,
 	    .page_bytes = vma->kernel_page_bytes,
-	    .first_node = mem->nr_pages,
+	    .first = mem->nr_pages,
 	    .nr_nodes = vma->nr_nodes,
 	    .present = present,
 	};
@@ -138,7 +137,6 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 	totals = np_nm_parser_totals(reader->parser);
 	slots = totals->nr_node_slots;
 	out->nr_node_slots = slots;
-	out->vmas_total = totals->vmas;
 	out->node_bytes = calloc(slots + 1, sizeof(uint64_t));
 	out->anon_bytes = calloc(slots + 1, sizeof(uint64_t));
 	out->movable_bytes = calloc(slots + 1, sizeof(uint64_t));
@@ -155,7 +153,7 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 		const struct np_memory_vma *vma = &out->vmas[v];
 
 		for (unsigned i = 0; i < vma->nr_nodes; i++) {
-			const struct np_nm_node_pages *np = &out->pages[vma->first_node + i];
+			const struct np_nm_node_pages *np = &out->pages[vma->first + i];
 			uint64_t bytes = np->pages * vma->page_bytes;
 
 			/* The parser bounds node ids by its totals' slots. */

@@ -22,7 +22,7 @@
 struct np_memory_vma {
 	uint64_t start;
 	uint64_t page_bytes; /* kernelpagesize_kB * 1024 */
-	unsigned first_node; /* its N<nid>= counts: pages[first_node..+nr_nodes] */
+	unsigned first; /* its N<nid>= counts: pages[first] .. pages[first + nr_nodes - 1] */
 	unsigned nr_nodes;
 	uint64_t present; /* pages over all nodes */
 };
@@ -37,21 +37,23 @@ struct np_task_memory {
 	uint64_t shared_file_bytes;		    /* file pages other tasks map too */
 	struct np_memory_vma *vmas;		    /* with movable pages, in address order */
 	unsigned nr_vmas;
-	struct np_nm_node_pages *pages;
+	struct np_nm_node_pages *pages; /* the VMAs' per-node counts, one after another */
 	unsigned nr_pages;
-	uint64_t vmas_total; /* VMAs of every kind */
 };
 
 /* Reads numa_maps into np_task_memory, with one parser reused task after
  * task. */
 struct np_memory_reader;
 
+/* A reader, with its numa_maps parser. Returns 0 or -ENOMEM. */
 int np_memory_reader_new(struct np_memory_reader **out);
+
+/* Free; NULL is accepted. */
 void np_memory_reader_free(struct np_memory_reader *reader);
 
 /*
- * Read root/proc/@pid/numa_maps into @out (zeroed first; free with
- * np_task_memory_clear). *@bytes_read gets the bytes read, also on error.
+ * Read root/proc/@pid/numa_maps into @out, which must own nothing (it is
+ * zeroed first; free with np_task_memory_clear). *@bytes_read gets the bytes read, also on error.
  * Returns 0, or as np_nm_read_task: -ESRCH (gone), -EINVAL (malformed,
  * logged with path and line), other -errno.
  */
@@ -61,4 +63,5 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 /* Bytes of @mem under policies the user set, over every mode. */
 uint64_t np_task_memory_policy_total(const struct np_task_memory *mem);
 
+/* Free what @mem holds; it reads as empty after. */
 void np_task_memory_clear(struct np_task_memory *mem);

@@ -6,8 +6,10 @@
 /*
  * Why a task was read, passed over, kept or moved: one table for every
  * stage of a tick. The scan scheduler gives the first group, the policy the
- * second, the actuator the third; the report, the JSON, the metrics and the
- * log all take their words from here, so one reason reads the same wherever
+ * second, carrying the decision out (the engine and the actuator) the
+ * third; a reason may come from more than one stage (a kernel thread is
+ * skipped by all three). The report, the JSON, the metrics and the log all
+ * take their words from here, so one reason reads the same wherever
  * it shows. Names are stable: they are part of the JSON report and of the
  * metric labels.
  */
@@ -42,7 +44,7 @@ enum np_reason {
 	NP_REASON_NO_SETAFFINITY, /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
 	NP_REASON_BACKOFF,	  /* earlier actions on it failed: waiting */
 	NP_REASON_RATE_LIMIT,	  /* the global migration rate is used up */
-	NP_REASON_VANISHED,	  /* exited, or its pid was reused, before we acted */
+	NP_REASON_VANISHED,	  /* exited, or its pid was reused, before it was read or acted on */
 	NP_REASON_AFFINITY_EMPTY, /* a thread's mask has no CPU of the target node */
 	NP_REASON_COUNT,
 };

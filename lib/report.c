@@ -32,10 +32,10 @@ static uint64_t task_node_bytes(const struct np_snap_task *rt, int node)
 	return node >= 0 && (unsigned)node < rt->mem.nr_node_slots ? rt->mem.node_bytes[node] : 0;
 }
 
-/* Shown when the policy could place it: it has memory it may move. */
+/* Shown when the policy could place it. */
 static bool has_locality(const struct np_snap_task *rt)
 {
-	return rt->has_memory && rt->home_node >= 0;
+	return rt->home_node >= 0;
 }
 
 static void format_age(uint64_t ms, char *buf, size_t size)

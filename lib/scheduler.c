@@ -133,19 +133,11 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 	st->base_period_ms =
 	    max_u64(set->period_min_ms, min_u64(st->base_period_ms, set->period_max_ms));
 	/* The filter may have changed: ask it again. */
-	st->fn_excluded = false;
+	st->cgroup_excluded = false;
 	if (st->has_period)
 		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
 
-static int compare_state(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b)
-{
-	if (pid_a != pid_b)
-		return pid_a < pid_b ? -1 : 1;
-	if (start_a != start_b)
-		return start_a < start_b ? -1 : 1;
-	return 0;
-}
 
 /*
  * CPU use since the last look (the last read, or the last time it was found
@@ -188,7 +180,7 @@ static int compare_candidates(const void *a, const void *b)
 
 	if (x->overdue_ms != y->overdue_ms)
 		return x->overdue_ms > y->overdue_ms ? -1 : 1;
-	return compare_state(x->pid, x->start_ticks, y->pid, y->start_ticks);
+	return np_task_id_compare(x->pid, x->start_ticks, y->pid, y->start_ticks);
 }
 
 static int plan_reserve(struct np_sched_plan *plan, unsigned nr)
@@ -223,7 +215,7 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 	*wait_ms = 0;
 	if (task->kthread || (task->flags & NP_PF_KTHREAD))
 		return NP_REASON_KERNEL_THREAD;
-	if (st->fn_excluded || (sched->filter && np_filter_excludes(sched->filter, task, NULL, 0)))
+	if (st->cgroup_excluded || (sched->filter && np_filter_excludes(sched->filter, task, NULL, 0)))
 		return NP_REASON_EXCLUDED;
 	if (task->age_ms < set->scan_delay_ms) {
 		*wait_ms = set->scan_delay_ms - task->age_ms;
@@ -256,15 +248,16 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 
 /* A due task the filter can only judge by its cgroup: read its details now
  * (once per config) and ask again. */
-static bool excluded_by_cgroup(struct np_sched *sched, struct np_sched_task *st,
-			       const struct np_task *task, unsigned index)
+static enum np_reason cgroup_verdict(struct np_sched *sched, struct np_sched_task *st,
+				     const struct np_task *task, unsigned index)
 {
 	if (!sched->filter || !np_filter_needs_cgroup(sched->filter))
-		return false;
+		return NP_REASON_COUNT;
+	/* Unreadable now: it has gone, or is going; not picked this tick. */
 	if (!task->has_details && (!sched->details || sched->details(sched->details_data, index)))
-		return true; /* unreadable now: left out of this tick */
-	st->fn_excluded = np_filter_excludes(sched->filter, task, NULL, 0);
-	return st->fn_excluded;
+		return NP_REASON_VANISHED;
+	st->cgroup_excluded = np_filter_excludes(sched->filter, task, NULL, 0);
+	return st->cgroup_excluded ? NP_REASON_EXCLUDED : NP_REASON_COUNT;
 }
 
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
@@ -280,7 +273,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 	if (list->nr && list->ticks_per_s == 0)
 		return -EINVAL;
 	for (unsigned i = 1; i < list->nr; i++)
-		if (compare_state(list->tasks[i - 1].pid, list->tasks[i - 1].start_ticks,
+		if (np_task_id_compare(list->tasks[i - 1].pid, list->tasks[i - 1].start_ticks,
 				  list->tasks[i].pid, list->tasks[i].start_ticks) >= 0)
 			return -EINVAL; /* unsorted, or one task listed twice */
 	err = plan_reserve(plan, list->nr);
@@ -322,10 +315,9 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 			v->reason = NP_REASON_OVER_BUDGET;
 			continue;
 		}
-		if (excluded_by_cgroup(sched, st, task, cands[c].index)) {
-			v->reason = NP_REASON_EXCLUDED;
+		v->reason = cgroup_verdict(sched, st, task, cands[c].index);
+		if (v->reason != NP_REASON_COUNT)
 			continue;
-		}
 		v->reason = st->scanned ? NP_REASON_SCAN_DUE : NP_REASON_SCAN_FIRST;
 		st->scanned = true;
 		st->period_start_ms = now;

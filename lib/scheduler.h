@@ -21,7 +21,8 @@
  *    runs, shell pipelines) are gone before anything could be gained;
  *  - kernel threads, excluded tasks, tasks below min_rss_mb and tasks that
  *    used less than min_cpu_percent of a CPU since the last look are skipped
- *    using only what the task list already holds;
+ *    using only what the task list already holds (cgroup rules read a due
+ *    task's details once per configuration, and only then);
  *  - each task then has its own period, from scan_period_min_ms doubling up
  *    to scan_period_max_ms while its placement stays put, and back to the
  *    minimum when it changed or its locality dropped. The period is stretched
@@ -37,12 +38,12 @@
  */
 struct np_sched;
 
-/* What the scheduler remembers of one task between ticks. Start it zeroed
- * (np_sched_task_init); only the scheduler writes it. */
+/* What the scheduler remembers of one task between ticks. Start it with
+ * np_sched_task_init; only the scheduler writes it. */
 struct np_sched_task {
 	bool has_due;	  /* next_due_ms is set: the scan delay has passed */
 	bool scanned;	  /* read at least once */
-	bool fn_excluded; /* excluded by its cgroup; asked once per config */
+	bool cgroup_excluded; /* excluded by its cgroup: asked once per config */
 	bool has_period;  /* period_start_ms is set */
 	uint64_t next_due_ms;
 	uint64_t period_start_ms; /* the last read, or the last look that found it idle */
@@ -89,7 +90,7 @@ struct np_sched_counters {
 	uint64_t numa_maps_reads; /* reads reported done, failed ones included */
 	uint64_t read_failures;
 	uint64_t bytes_parsed;			/* numa_maps bytes reported done */
-	uint64_t verdicts[NP_REASON_SCHED_COUNT]; /* task-ticks by reason */
+	uint64_t verdicts[NP_REASON_COUNT]; /* task-ticks by reason */
 	uint64_t outcomes[NP_SCAN_NR_OUTCOMES];
 };
 

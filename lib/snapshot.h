@@ -17,7 +17,7 @@
 
 /* What came of carrying a decision out. */
 enum np_snap_outcome {
-	NP_SNAP_NOT_ACTED, /* nothing to do, a dry one-shot look, or the tick stopped */
+	NP_SNAP_NOT_ACTED, /* a keep, skip or spread; a one-shot look; the tick stopped */
 	NP_SNAP_DONE,	   /* pages moved or threads narrowed (or, dry, would be) */
 	NP_SNAP_NO_EFFECT, /* it ran and changed nothing: backing off from it */
 	NP_SNAP_DEFERRED,  /* not tried now: rate limit, backoff, no effect last time */
@@ -28,8 +28,7 @@ struct np_snap_task {
 	struct np_task task;
 	struct np_sched_verdict verdict; /* the scan scheduler's */
 	bool picked;			 /* read this tick for a decision */
-	bool has_memory;		 /* mem holds a read of numa_maps */
-	struct np_task_memory mem;
+	struct np_task_memory mem;	 /* its numa_maps, as read this tick */
 	/* Where its threads run and how local its memory is, as the policy
 	 * sees it: -1 / 0 when unknown. */
 	int run_node, home_node;

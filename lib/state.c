@@ -5,25 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int compare_id(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b)
+static int compare_tasks(const struct np_task *x, const struct np_task *y)
 {
-	if (pid_a != pid_b)
-		return pid_a < pid_b ? -1 : 1;
-	if (start_a != start_b)
-		return start_a < start_b ? -1 : 1;
-	return 0;
-}
-
-static int compare_tasks(const void *a, const void *b)
-{
-	const struct np_task *x = a, *y = b;
-
-	return compare_id(x->pid, x->start_ticks, y->pid, y->start_ticks);
-}
-
-void np_task_list_sort(struct np_task_list *list)
-{
-	qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
+	return np_task_id_compare(x->pid, x->start_ticks, y->pid, y->start_ticks);
 }
 
 static void state_release(struct np_task_state *st)
@@ -67,7 +51,7 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 
 		/* Both sorted: a merge. States passed over have left. */
 		while (old < t->nr &&
-		       (c = compare_id(t->v[old].pid, t->v[old].start_ticks, task->pid,
+		       (c = np_task_id_compare(t->v[old].pid, t->v[old].start_ticks, task->pid,
 				       task->start_ticks)) < 0)
 			state_release(&t->v[old++]);
 		if (old < t->nr && c == 0) {
@@ -106,7 +90,7 @@ struct np_task_state *np_state_table_find(const struct np_state_table *t, int pi
 
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
-		int c = compare_id(pid, start_ticks, t->v[mid].pid, t->v[mid].start_ticks);
+		int c = np_task_id_compare(pid, start_ticks, t->v[mid].pid, t->v[mid].start_ticks);
 
 		if (c == 0)
 			return &t->v[mid];

@@ -49,8 +49,7 @@ struct np_state_table {
  * without repeats: afterwards v[i] is the state of list->tasks[i]. States of
  * tasks still listed are kept, new ones start fresh for @sched, the others
  * are released (their pidfds closed, their history freed). Pointers into
- * the table are valid
- * until the next sync. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
+ * the table are valid until the next sync. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
  * table is unchanged).
  */
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
@@ -63,5 +62,3 @@ void np_state_table_clear(struct np_state_table *t);
 struct np_task_state *np_state_table_find(const struct np_state_table *t, int pid,
 					  uint64_t start_ticks);
 
-/* Sort a task list by (pid, start_ticks), the order the table keeps. */
-void np_task_list_sort(struct np_task_list *list);

@@ -553,6 +553,15 @@ int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 	return 0;
 }
 
+int np_task_id_compare(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b)
+{
+	if (pid_a != pid_b)
+		return pid_a < pid_b ? -1 : 1;
+	if (start_a != start_b)
+		return start_a < start_b ? -1 : 1;
+	return 0;
+}
+
 void np_task_move(struct np_task *dst, struct np_task *src)
 {
 	*dst = *src;

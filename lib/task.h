@@ -135,6 +135,9 @@ void np_task_move(struct np_task *dst, struct np_task *src);
 /* Free every task and the array; the list reads as empty afterwards. */
 void np_task_list_clear(struct np_task_list *list);
 
+/* Order of identities: by pid, then start time (<0, 0, >0). */
+int np_task_id_compare(int pid_a, uint64_t start_a, int pid_b, uint64_t start_b);
+
 /* Busy and total ticks of one CPU from a "cpuN ..." line of /proc/stat. */
 struct np_cpu_ticks {
 	int cpu;

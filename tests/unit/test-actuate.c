@@ -570,7 +570,7 @@ static void test_reads_no_numa_maps(void)
 		const struct np_memory_vma *vma = &mem.vmas[v];
 
 		for (unsigned i = 0; i < vma->nr_nodes; i++) {
-			const struct np_nm_node_pages *np = &mem.pages[vma->first_node + i];
+			const struct np_nm_node_pages *np = &mem.pages[vma->first + i];
 
 			if (np->node != target && np->node >= 0 && np->node < NP_MAX_NODES) {
 				want_pages[np->node] += np->pages;

@@ -68,12 +68,19 @@ static void clear_details(struct np_task_list *list)
 
 /* One tick as the daemon runs it: sort the list, make the table match it,
  * plan over the states it then holds. */
+static int compare_ids(const void *a, const void *b)
+{
+	const struct np_task *x = a, *y = b;
+
+	return np_task_id_compare(x->pid, x->start_ticks, y->pid, y->start_ticks);
+}
+
 static int plan_tick(struct np_sched *sched, struct np_state_table *table,
 		     struct np_task_list *list, struct np_sched_plan *plan)
 {
 	int err;
 
-	np_task_list_sort(list);
+	qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_ids);
 	err = np_state_table_sync(table, list, sched);
 	if (err)
 		return err;
@@ -667,12 +674,12 @@ static void test_cgroup_rules(void)
 	    {.pid = 51, .rss_mb = 500, .cpu_percent = 100}, /* /system.slice/... */
 	    {.pid = 52, .rss_mb = 500, .cpu_percent = 100}, /* .../session-2.scope/x */
 	    {.pid = 53, .rss_mb = 500, .cpu_percent = 100}, /* /user.slice2/app */
-	    {.pid = 54, .rss_mb = 500, .cpu_percent = 100}, /* unreadable */
+	    {.pid = 54, .rss_mb = 500, .cpu_percent = 100}, /* unreadable: gone */
 	    {.pid = 55, .rss_mb = 500, .cpu_percent = 100}, /* no cgroup */
 	};
 	enum np_reason expect[] = {
 	    NP_REASON_SCAN_FIRST, NP_REASON_EXCLUDED, NP_REASON_EXCLUDED,
-	    NP_REASON_EXCLUDED,	  NP_REASON_EXCLUDED, NP_REASON_EXCLUDED,
+	    NP_REASON_EXCLUDED,	  NP_REASON_VANISHED, NP_REASON_EXCLUDED,
 	};
 	struct np_task_list list = new_list();
 	struct np_state_table table = {0};
