@@ -966,7 +966,7 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
-	if (task->has_details && !np_bitmap_test(&task->mems_allowed, (unsigned)target_node))
+	if (task->has_details && !np_nodeset_test(&task->mems_allowed, (unsigned)target_node))
 		return -EACCES; /* the kernel would refuse each page with it */
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */

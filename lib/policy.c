@@ -352,8 +352,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
 		 * there is no limit. */
 		s->mem_ok[i] = node->mem_total > 0 &&
-			       (np_bitmap_empty(&task->mems_allowed) ||
-				np_bitmap_test(&task->mems_allowed, (unsigned)node->id));
+			       (np_nodeset_empty(&task->mems_allowed) ||
+				np_nodeset_test(&task->mems_allowed, (unsigned)node->id));
 		np_bitmap_and(&cpus, &node->cpus, runs_on);
 		runs_ok[i] = !np_bitmap_empty(&cpus);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);

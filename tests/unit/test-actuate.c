@@ -506,7 +506,7 @@ static void test_dry_run_pages(void)
 	/* A node outside the task's cpuset. */
 	fixture_task(&task);
 	task.has_details = true;
-	np_bitmap_set(&task.mems_allowed, 0);
+	np_nodeset_set(&task.mems_allowed, 0);
 	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EACCES);
 	CHECK_INT(move(act, &at, &task, -1, 0, &res), -EINVAL);
 	np_actuator_free(act);
