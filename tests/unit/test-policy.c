@@ -572,12 +572,20 @@ static void unbuild(struct built *b)
 	np_topology_free(b->topo);
 }
 
-static bool list_is(const struct np_bitmap *set, const char *want)
+static bool cpus_are(const struct np_bitmap *set, const char *want)
 {
 	struct np_bitmap w;
 
 	parse_cpus(&w, want);
 	return np_bitmap_equal(set, &w);
+}
+
+static bool nodes_are(const struct np_nodeset *set, const char *want)
+{
+	struct np_nodeset w;
+
+	parse_nodes(&w, want);
+	return np_nodeset_equal(set, &w);
 }
 
 static void check_action(const char *name, const struct np_action *a, const struct expect *w)
@@ -592,15 +600,15 @@ static void check_action(const char *name, const struct np_action *a, const stru
 	CHECK_INT(a->partial, w->partial);
 	CHECK_U64(a->move_bytes, w->move_mib * MiB);
 	if (w->nodes)
-		CHECK(list_is(&a->target_nodes, w->nodes));
+		CHECK(nodes_are(&a->target_nodes, w->nodes));
 	if (w->affinity && w->cpus)
-		CHECK(list_is(&a->target_cpus, w->cpus));
+		CHECK(cpus_are(&a->target_cpus, w->cpus));
 	if (!w->affinity)
 		CHECK(np_bitmap_empty(&a->target_cpus) || a->kind == NP_ACTION_SKIP);
 	if (w->text)
 		CHECK(strstr(a->reason_text, w->text) != NULL);
 	if (w->sources)
-		CHECK(list_is(&a->source_nodes, w->sources));
+		CHECK(nodes_are(&a->source_nodes, w->sources));
 	CHECK(a->reason_text[0] != '\0' && !strchr(a->reason_text, '\n'));
 	if (check_failures != before)
 		fprintf(stderr, "  in case \"%s\": %s %s, \"%s\"\n", name,
@@ -1017,7 +1025,7 @@ static void check_invariants(const struct random_case *r, const struct np_bitmap
 		violated("partial flag disagrees with the cap", a);
 	if (acts && !a->move_pages && !a->set_affinity)
 		violated("a move that does nothing", a);
-	np_bitmap_for_each(id, &a->target_nodes)
+	np_nodeset_for_each(id, &a->target_nodes)
 	{
 		const struct np_node *node = np_topology_node(topo, id);
 
