@@ -79,13 +79,13 @@ static long kernel_move_pages(void *data, int pid, unsigned long count, void **p
 	return r < 0 ? -errno : r;
 }
 
-static struct bitmask *to_nodemask(const struct np_bitmap *set)
+static struct bitmask *to_nodemask(const struct np_nodeset *set)
 {
 	struct bitmask *mask = numa_allocate_nodemask();
 
 	if (!mask)
 		return NULL;
-	np_bitmap_for_each(node, set)
+	np_nodeset_for_each(node, set)
 	{
 		if ((unsigned)node < mask->size)
 			numa_bitmask_setbit(mask, (unsigned)node);
@@ -93,8 +93,8 @@ static struct bitmask *to_nodemask(const struct np_bitmap *set)
 	return mask;
 }
 
-static long kernel_migrate_pages(void *data, int pid, const struct np_bitmap *from,
-				 const struct np_bitmap *to)
+static long kernel_migrate_pages(void *data, int pid, const struct np_nodeset *from,
+				 const struct np_nodeset *to)
 {
 	struct bitmask *f = to_nodemask(from), *t = to_nodemask(to);
 	long r = -ENOMEM;
@@ -850,7 +850,7 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 static int migrate_whole(struct move_state *ms, const struct collect *col)
 {
 	struct np_actuator *act = ms->act;
-	struct np_bitmap from, to;
+	struct np_nodeset from, to;
 	uint64_t granted, t0, elapsed, pages = 0, not_moved;
 	long r;
 
@@ -859,12 +859,12 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 		np_token_bucket_refund(&act->rate, granted);
 		return 1; /* not now: fall back to batches, which can move part */
 	}
-	np_bitmap_zero(&from);
-	np_bitmap_zero(&to);
-	np_bitmap_set(&to, (unsigned)ms->target);
+	np_nodeset_zero(&from);
+	np_nodeset_zero(&to);
+	np_nodeset_set(&to, (unsigned)ms->target);
 	for (unsigned node = 0; node < NP_MAX_NODES; node++)
 		if (col->src_pages[node]) {
-			np_bitmap_set(&from, node);
+			np_nodeset_set(&from, node);
 			pages += col->src_pages[node];
 		}
 	t0 = now(act);
@@ -966,7 +966,7 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
-	if (task->has_details && !np_bitmap_test(&task->mems_allowed, (unsigned)target_node))
+	if (task->has_details && !np_nodeset_test(&task->mems_allowed, (unsigned)target_node))
 		return -EACCES; /* the kernel would refuse each page with it */
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */

@@ -49,8 +49,8 @@ void np_act_task_release(struct np_act_task *at);
 struct np_actuator_sys {
 	long (*move_pages)(void *data, int pid, unsigned long count, void **pages, const int *nodes,
 			   int *status);
-	long (*migrate_pages)(void *data, int pid, const struct np_bitmap *from,
-			      const struct np_bitmap *to);
+	long (*migrate_pages)(void *data, int pid, const struct np_nodeset *from,
+			      const struct np_nodeset *to);
 	int (*get_affinity)(void *data, int tid, struct np_bitmap *cpus);
 	int (*set_affinity)(void *data, int tid, const struct np_bitmap *cpus);
 	void *data;

@@ -10,9 +10,15 @@
 #define NP_MAX_CPUS 8192
 #define NP_MAX_NODES 1024
 
-/* A set of CPU or node numbers. */
+/* A set of CPU numbers. */
 struct np_bitmap {
 	uint64_t w[NP_MAX_CPUS / 64];
+};
+
+/* A set of node numbers: an eighth of a CPU set, which matters in the
+ * structs that hold several and are copied every tick. */
+struct np_nodeset {
+	uint64_t w[NP_MAX_NODES / 64];
 };
 
 void np_bitmap_zero(struct np_bitmap *b);
@@ -32,10 +38,26 @@ int np_bitmap_next(const struct np_bitmap *b, unsigned from);
 #define np_bitmap_for_each(bit, b)                                                       \
 	for (int bit = np_bitmap_next((b), 0); bit >= 0; bit = np_bitmap_next((b), bit + 1))
 
+/* The same operations on node sets; a node at or above NP_MAX_NODES is in
+ * no set (setting it does nothing). */
+void np_nodeset_zero(struct np_nodeset *set);
+void np_nodeset_set(struct np_nodeset *set, unsigned node);
+bool np_nodeset_test(const struct np_nodeset *set, unsigned node);
+unsigned np_nodeset_weight(const struct np_nodeset *set);
+bool np_nodeset_empty(const struct np_nodeset *set);
+bool np_nodeset_equal(const struct np_nodeset *a, const struct np_nodeset *b);
+int np_nodeset_next(const struct np_nodeset *set, unsigned from);
+
+#define np_nodeset_for_each(node, set)                                                   \
+	for (int node = np_nodeset_next((set), 0); node >= 0;                            \
+	     node = np_nodeset_next((set), node + 1))
+
 /* Parse the kernel's list format ("0-3,8,10-11", possibly empty) of @len
  * bytes; trailing newline allowed. Returns 0 or -EINVAL (-ERANGE for a number
  * at or above NP_MAX_CPUS). */
 int np_bitmap_parse_list(struct np_bitmap *b, const char *s, size_t len);
+/* The same, with -ERANGE for a number at or above NP_MAX_NODES. */
+int np_nodeset_parse_list(struct np_nodeset *set, const char *s, size_t len);
 
 /* The value of one hex digit, or -1 (shared by the mask and trace parsers). */
 int np_hex_value(char c);
@@ -47,3 +69,4 @@ int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len);
 /* Format as a list ("0-3,8") into @buf; returns the length it needs (as
  * snprintf does). */
 size_t np_bitmap_format_list(const struct np_bitmap *b, char *buf, size_t size);
+size_t np_nodeset_format_list(const struct np_nodeset *set, char *buf, size_t size);

@@ -32,7 +32,7 @@ struct np_nm_parser {
 	char *path; /* the decoded file= of the current line */
 	size_t path_cap;
 	struct np_nm_node_pages nodes[NP_MAX_NODES];
-	struct np_bitmap policy_nodes;
+	struct np_nodeset policy_nodes;
 	bool policy_nodes_dirty;
 	bool check_nul; /* the line's chunk holds a NUL: look for one in paths */
 
@@ -215,9 +215,8 @@ static int parse_policy_nodes(struct np_nm_parser *p, struct np_nm_vma *v, const
 	p->policy_nodes_dirty = true;
 	if (s == end)
 		return fail(p, "empty policy node list");
-	err = np_bitmap_parse_list(&p->policy_nodes, s, (size_t)(list_end - s));
-	if (err || np_bitmap_next(&p->policy_nodes, NP_MAX_NODES) >= 0 ||
-	    (list_end < end && *list_end != ','))
+	err = np_nodeset_parse_list(&p->policy_nodes, s, (size_t)(list_end - s));
+	if (err || (list_end < end && *list_end != ','))
 		return fail_value(p, "bad policy node list", s, end);
 	return 0;
 }
@@ -556,7 +555,7 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 	v.policy_nodes = &p->policy_nodes;
 	v.nodes = p->nodes;
 	if (p->policy_nodes_dirty) {
-		np_bitmap_zero(&p->policy_nodes);
+		np_nodeset_zero(&p->policy_nodes);
 		p->policy_nodes_dirty = false;
 	}
 

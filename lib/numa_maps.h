@@ -73,7 +73,7 @@ struct np_nm_vma {
 	uint64_t start;
 	enum np_mpol policy;
 	unsigned policy_flags;
-	struct np_bitmap *policy_nodes; /* the ":0-1" part; empty if none */
+	struct np_nodeset *policy_nodes; /* the ":0-1" part; empty if none */
 	/* The kernel cut the policy at NP_NM_POLICY_MAX - 1 bytes: policy_nodes
 	 * holds the complete entries before the cut, the rest is lost. */
 	bool policy_truncated;

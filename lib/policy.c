@@ -175,11 +175,11 @@ struct list_text {
 	char s[64];
 };
 
-static struct list_text list_text(const struct np_bitmap *set)
+static struct list_text list_text(const struct np_nodeset *set)
 {
 	struct list_text t;
 
-	if (np_bitmap_format_list(set, t.s, sizeof(t.s)) >= sizeof(t.s))
+	if (np_nodeset_format_list(set, t.s, sizeof(t.s)) >= sizeof(t.s))
 		strcpy(t.s + sizeof(t.s) - 4, "...");
 	return t;
 }
@@ -368,8 +368,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
 		 * there is no limit. */
 		s->mem_ok[i] = node->mem_total > 0 &&
-			       (np_bitmap_empty(&task->mems_allowed) ||
-				np_bitmap_test(&task->mems_allowed, (unsigned)node->id));
+			       (np_nodeset_empty(&task->mems_allowed) ||
+				np_nodeset_test(&task->mems_allowed, (unsigned)node->id));
 		np_bitmap_and(&cpus, &node->cpus, runs_on);
 		runs_ok[i] = !np_bitmap_empty(&cpus);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
@@ -674,12 +674,12 @@ static void commit_target(struct np_policy_history *h, int target)
 /* The nodes where its threads have run. */
 static struct list_text thread_nodes(const struct view *v, const struct sample *s)
 {
-	struct np_bitmap nodes;
+	struct np_nodeset nodes;
 
-	np_bitmap_zero(&nodes);
+	np_nodeset_zero(&nodes);
 	for (int i = 0; i < (int)v->topo->nr_nodes; i++)
 		if (s->weight[i] > 0)
-			np_bitmap_set(&nodes, (unsigned)v->topo->nodes[i].id);
+			np_nodeset_set(&nodes, (unsigned)v->topo->nodes[i].id);
 	return list_text(&nodes);
 }
 
@@ -721,8 +721,8 @@ static void cap_move(struct np_action *a, const struct np_config *cfg)
 static void set_sources(struct np_action *a, const struct np_policy_task *t)
 {
 	for (unsigned id = 0; id < t->nr_node_slots; id++)
-		if (t->node_bytes[id] && !np_bitmap_test(&a->target_nodes, id))
-			np_bitmap_set(&a->source_nodes, id);
+		if (t->node_bytes[id] && !np_nodeset_test(&a->target_nodes, id))
+			np_nodeset_set(&a->source_nodes, id);
 }
 
 static void narrow_to(struct np_action *a, const struct sample *s, const struct np_task *task,
@@ -787,14 +787,14 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 		in_set[next] = true;
 		held += capacity(v, cfg, s, next);
 		inside += s->bytes[next];
-		np_bitmap_set(&a->target_nodes, (unsigned)topo->nodes[next].id);
+		np_nodeset_set(&a->target_nodes, (unsigned)topo->nodes[next].id);
 	}
 	if (held < s->total) {
 		record_look(h, -1);
 		say(a, NP_ACTION_KEEP, NP_REASON_NO_ROOM,
 		    "%s: %s needs more than the allowed nodes can hold with %u%% headroom", place,
 		    np_size_text(s->total).s, cfg->node_mem_headroom_percent);
-		np_bitmap_zero(&a->target_nodes);
+		np_nodeset_zero(&a->target_nodes);
 		return;
 	}
 	a->target_node = topo->nodes[anchor].id;
@@ -911,7 +911,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	}
 
 	a->target_node = topo->nodes[chosen->mem_idx].id;
-	np_bitmap_set(&a->target_nodes, (unsigned)a->target_node);
+	np_nodeset_set(&a->target_nodes, (unsigned)a->target_node);
 	a->misplaced_bytes = chosen->move_bytes;
 	record_look(h, a->target_node);
 	cap_move(a, cfg);
@@ -1101,7 +1101,7 @@ static void plan(const struct view *v, const struct np_config *cfg, const struct
 
 	if (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD)
 		return;
-	np_bitmap_for_each(id, &a->target_nodes)
+	np_nodeset_for_each(id, &a->target_nodes)
 	{
 		int idx = np_topology_index(topo, id);
 		uint64_t room;
@@ -1110,7 +1110,7 @@ static void plan(const struct view *v, const struct np_config *cfg, const struct
 			continue;
 		room = view_free(v, idx);
 		room = room > headroom(v, cfg, idx) ? room - headroom(v, cfg, idx) : 0;
-		if (room > left || np_bitmap_next(&a->target_nodes, (unsigned)id + 1) < 0)
+		if (room > left || np_nodeset_next(&a->target_nodes, (unsigned)id + 1) < 0)
 			room = left;
 		bytes[idx] += room;
 		left -= room;

@@ -37,17 +37,17 @@ struct np_action {
 	uint64_t start_ticks; /* with pid, the task's identity: verify before acting */
 	enum np_action_kind kind;
 	enum np_reason reason;
-	bool move_pages;	       /* migrate pages from source_nodes into target_nodes */
-	bool set_affinity;	       /* set the threads' affinity to target_cpus */
-	bool partial;		       /* move_bytes was capped by max_migrate_mb_per_scan */
-	int target_node;	       /* where it goes, or would go if held back; -1: nowhere */
-	struct np_bitmap target_nodes; /* MOVE: {target_node}; SPREAD: the set */
-	struct np_bitmap source_nodes; /* nodes holding the pages to move */
-	struct np_bitmap target_cpus;  /* when set_affinity */
-	uint64_t move_bytes;	       /* bytes to migrate this scan (after the cap) */
-	uint64_t misplaced_bytes;      /* bytes outside the target, before the cap */
-	uint64_t total_bytes;	       /* resident bytes it may move, over all nodes */
-	unsigned locality_percent;     /* % of the memory it may move local to its threads */
+	bool move_pages;		/* migrate pages from source_nodes into target_nodes */
+	bool set_affinity;		/* set the threads' affinity to target_cpus */
+	bool partial;			/* move_bytes was capped by max_migrate_mb_per_scan */
+	int target_node;		/* where it goes, or would go if held back; -1: nowhere */
+	struct np_nodeset target_nodes; /* MOVE: {target_node}; SPREAD: the set */
+	struct np_nodeset source_nodes; /* nodes holding the pages to move */
+	struct np_bitmap target_cpus;	/* when set_affinity */
+	uint64_t move_bytes;		/* bytes to migrate this scan (after the cap) */
+	uint64_t misplaced_bytes;	/* bytes outside the target, before the cap */
+	uint64_t total_bytes;		/* resident bytes it may move, over all nodes */
+	unsigned locality_percent;	/* % of what it may move local to its threads */
 	/* Where the policy saw it (as np_policy_locate): -1 when unknown; and
 	 * the share, 0..1, of all its memory local to its threads. */
 	int thread_node, home_node;

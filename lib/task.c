@@ -188,7 +188,7 @@ static int status_store(struct np_status *out, const char *key, size_t key_len, 
 			return -EINVAL;
 		out->has_cpus_allowed = true;
 	} else if (KEY_IS("Mems_allowed_list")) {
-		if (np_bitmap_parse_list(&out->mems_allowed, val, val_len))
+		if (np_nodeset_parse_list(&out->mems_allowed, val, val_len))
 			return -EINVAL;
 		out->has_mems_allowed = true;
 	}
@@ -577,7 +577,7 @@ void np_task_clear(struct np_task *task)
 	task->nr_thread_samples = 0;
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);
-	np_bitmap_zero(&task->mems_allowed);
+	np_nodeset_zero(&task->mems_allowed);
 }
 
 void np_task_list_clear(struct np_task_list *list)

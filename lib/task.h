@@ -41,8 +41,8 @@ int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
 struct np_status {
 	uint64_t vm_rss_bytes; /* VmRSS; 0 for kernel threads (no line) */
 	int threads;
-	struct np_bitmap cpus_allowed; /* Cpus_allowed_list */
-	struct np_bitmap mems_allowed; /* Mems_allowed_list */
+	struct np_bitmap cpus_allowed;	/* Cpus_allowed_list */
+	struct np_nodeset mems_allowed; /* Mems_allowed_list */
 	bool has_cpus_allowed, has_mems_allowed;
 	unsigned bad_line; /* on -EINVAL: 1-based number of the bad line */
 };
@@ -75,7 +75,7 @@ struct np_task {
 	/* Filled by np_task_read_details(); until then has_details is false. */
 	bool has_details;
 	struct np_bitmap cpus_allowed;
-	struct np_bitmap mems_allowed;
+	struct np_nodeset mems_allowed;
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
 	struct np_thread *threads;
 	unsigned nr_thread_samples;

@@ -11,7 +11,9 @@
 #define NODE_DIR "sys/devices/system/node"
 #define SMALL_FILE (1u << 20)
 
-static int read_list(struct np_ctx *ctx, const char *path, struct np_bitmap *set)
+/* A CPU list into @cpus or a node list into @nodes: the other is NULL. */
+static int read_list(struct np_ctx *ctx, const char *path, struct np_bitmap *cpus,
+		     struct np_nodeset *nodes)
 {
 	char *buf;
 	size_t len;
@@ -19,10 +21,10 @@ static int read_list(struct np_ctx *ctx, const char *path, struct np_bitmap *set
 
 	if (err)
 		return err;
-	err = np_bitmap_parse_list(set, buf, len);
+	err = cpus ? np_bitmap_parse_list(cpus, buf, len) : np_nodeset_parse_list(nodes, buf, len);
 	if (err)
-		np_log(ctx, LOG_ERR, "%s/%s: not a CPU or node list: \"%.*s\"", np_ctx_root(ctx),
-		       path, (int)strcspn(buf, "\n"), buf);
+		np_log(ctx, LOG_ERR, "%s/%s: not a %s list: \"%.*s\"", np_ctx_root(ctx), path,
+		       cpus ? "CPU" : "node", (int)strcspn(buf, "\n"), buf);
 	free(buf);
 	return err;
 }
@@ -123,7 +125,7 @@ static int read_distances(struct np_ctx *ctx, struct np_topology *topo, unsigned
 static int read_single_node(struct np_ctx *ctx, struct np_topology *topo)
 {
 	struct np_bitmap cpus;
-	int err = read_list(ctx, "sys/devices/system/cpu/online", &cpus);
+	int err = read_list(ctx, "sys/devices/system/cpu/online", &cpus, NULL);
 
 	if (err)
 		return err;
@@ -139,15 +141,15 @@ static int read_single_node(struct np_ctx *ctx, struct np_topology *topo)
 
 static int read_nodes(struct np_ctx *ctx, struct np_topology *topo)
 {
-	struct np_bitmap online;
+	struct np_nodeset online;
 	unsigned n = 0;
-	int err = read_list(ctx, NODE_DIR "/online", &online);
+	int err = read_list(ctx, NODE_DIR "/online", NULL, &online);
 
 	if (err == -ENOENT)
 		return read_single_node(ctx, topo);
 	if (err)
 		return err;
-	topo->nr_nodes = np_bitmap_weight(&online);
+	topo->nr_nodes = np_nodeset_weight(&online);
 	if (topo->nr_nodes == 0) {
 		np_log(ctx, LOG_ERR, "%s/" NODE_DIR "/online: no node is online",
 		       np_ctx_root(ctx));
@@ -158,14 +160,14 @@ static int read_nodes(struct np_ctx *ctx, struct np_topology *topo)
 				sizeof(*topo->distance));
 	if (!topo->nodes || !topo->distance)
 		return -ENOMEM;
-	np_bitmap_for_each(id, &online)
+	np_nodeset_for_each(id, &online)
 	{
 		struct np_node *node = &topo->nodes[n++];
 		char path[64];
 
 		node->id = id;
 		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", id);
-		err = read_list(ctx, path, &node->cpus);
+		err = read_list(ctx, path, &node->cpus, NULL);
 		if (err)
 			return err;
 		snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", id);

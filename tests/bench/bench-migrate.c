@@ -145,8 +145,8 @@ static long timed_move_pages(void *data, int pid, unsigned long count, void **pa
 	return r;
 }
 
-static long timed_migrate_pages(void *data, int pid, const struct np_bitmap *from,
-				const struct np_bitmap *to)
+static long timed_migrate_pages(void *data, int pid, const struct np_nodeset *from,
+				const struct np_nodeset *to)
 {
 	double t0 = now_ms();
 	long r = np_actuator_sys_kernel()->migrate_pages(NULL, pid, from, to);

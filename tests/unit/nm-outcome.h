@@ -57,7 +57,7 @@ static inline int nm_outcome_vma(void *data, const struct np_nm_vma *v)
 		    __builtin_add_overflow(sum[v->nodes[i].node], bytes, &sum[v->nodes[i].node]))
 			o->sums_overflowed = true;
 	}
-	np_bitmap_format_list(v->policy_nodes, nodes, sizeof(nodes));
+	np_nodeset_format_list(v->policy_nodes, nodes, sizeof(nodes));
 	nm_mix(&o->digest, nodes, strlen(nodes));
 	o->callbacks++;
 	return 0;

@@ -73,8 +73,8 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 	return 0;
 }
 
-static long fake_migrate_pages(void *data, int pid, const struct np_bitmap *from,
-			       const struct np_bitmap *to)
+static long fake_migrate_pages(void *data, int pid, const struct np_nodeset *from,
+			       const struct np_nodeset *to)
 {
 	struct fake_kernel *fk = data;
 
@@ -506,7 +506,7 @@ static void test_dry_run_pages(void)
 	/* A node outside the task's cpuset. */
 	fixture_task(&task);
 	task.has_details = true;
-	np_bitmap_set(&task.mems_allowed, 0);
+	np_nodeset_set(&task.mems_allowed, 0);
 	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EACCES);
 	CHECK_INT(move(act, &at, &task, -1, 0, &res), -EINVAL);
 	np_actuator_free(act);
@@ -925,7 +925,7 @@ static void test_kernel_move_pages_self(void)
 	    mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *pages[64];
 	int nodes[64], status[64];
-	struct np_bitmap zero;
+	struct np_nodeset zero;
 	long r;
 
 	CHECK(mem != MAP_FAILED);
@@ -949,8 +949,8 @@ static void test_kernel_move_pages_self(void)
 	munmap(mem, 64 * 4096);
 
 	/* migrate_pages from node 0 to node 0: nothing to do, nothing left. */
-	np_bitmap_zero(&zero);
-	np_bitmap_set(&zero, 0);
+	np_nodeset_zero(&zero);
+	np_nodeset_set(&zero, 0);
 	CHECK_INT(sys->migrate_pages(NULL, getpid(), &zero, &zero), 0);
 }
 

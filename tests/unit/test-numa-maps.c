@@ -128,7 +128,7 @@ static int record_vma(void *data, const struct np_nm_vma *v)
 		r->start = v->start;
 		r->policy = v->policy;
 		r->flags = v->policy_flags;
-		np_bitmap_format_list(v->policy_nodes, r->nodes, sizeof(r->nodes));
+		np_nodeset_format_list(v->policy_nodes, r->nodes, sizeof(r->nodes));
 		r->truncated = v->policy_truncated;
 		r->heap = v->heap;
 		r->stack = v->stack;
@@ -421,7 +421,7 @@ static void test_every_fixture_tree(void)
 	for (size_t i = 0; i < g.gl_pathc; i++) {
 		const char *name = g.gl_pathv[i] + strlen(base) + 1;
 		struct nm_outcome *o;
-		struct np_bitmap online;
+		struct np_nodeset online;
 		char online_path[4096], *text;
 		size_t len;
 		FILE *f;
@@ -440,10 +440,10 @@ static void test_every_fixture_tree(void)
 		if (f) {
 			fclose(f);
 			text = slurp(online_path, &len);
-			CHECK_INT(np_bitmap_parse_list(&online, text, len), 0);
+			CHECK_INT(np_nodeset_parse_list(&online, text, len), 0);
 			for (unsigned n = 0; n < o->slots; n++)
 				if (o->anon[n] || o->file[n])
-					CHECK(np_bitmap_test(&online, n));
+					CHECK(np_nodeset_test(&online, n));
 			free(text);
 		}
 		free(o);
@@ -465,8 +465,8 @@ static int record_binds(void *data, const struct np_nm_vma *v)
 
 	if (v->policy != NP_MPOL_BIND || b->nr == 8)
 		return 0;
-	b->node[b->nr] = np_bitmap_next(v->policy_nodes, 0);
-	b->only_there[b->nr] = np_bitmap_weight(v->policy_nodes) == 1;
+	b->node[b->nr] = np_nodeset_next(v->policy_nodes, 0);
+	b->only_there[b->nr] = np_nodeset_weight(v->policy_nodes) == 1;
 	for (unsigned i = 0; i < v->nr_nodes; i++) {
 		if (v->nodes[i].node == b->node[b->nr])
 			b->bytes[b->nr] += v->nodes[i].pages * v->kernel_page_bytes;

@@ -97,14 +97,22 @@ static struct np_topology *build_topology(const struct topo_spec *spec)
 	return topo;
 }
 
-static void parse_list(struct np_bitmap *set, const char *list)
+static void require_parsed(int err, const char *list)
 {
-	int err = np_bitmap_parse_list(set, list, strlen(list));
-
 	if (err) {
 		fprintf(stderr, "bad list in a test case: %s\n", list);
 		abort();
 	}
+}
+
+static void parse_cpus(struct np_bitmap *set, const char *list)
+{
+	require_parsed(np_bitmap_parse_list(set, list, strlen(list)), list);
+}
+
+static void parse_nodes(struct np_nodeset *set, const char *list)
+{
+	require_parsed(np_nodeset_parse_list(set, list, strlen(list)), list);
 }
 
 /* ---- the table ---- */
@@ -493,7 +501,7 @@ static void build_task(struct built *b, const char *threads, const uint64_t *mem
 		b->node_bytes[i] = mem_mib[i] * MiB;
 		b->task.rss_bytes += b->node_bytes[i];
 	}
-	parse_list(&last, threads);
+	parse_cpus(&last, threads);
 	np_bitmap_for_each(cpu, &last)
 	{
 		b->threads[n] = (struct np_thread){
@@ -542,11 +550,11 @@ static void build(struct built *b, const struct policy_case *c)
 	b->task.state = 'R';
 	b->task.age_ms = 600000;
 	b->task.has_details = !c->no_details;
-	parse_list(&b->task.cpus_allowed, c->cpus_allowed ? c->cpus_allowed : "0-63");
-	parse_list(&b->task.mems_allowed, c->mems_allowed ? c->mems_allowed : "0-7");
+	parse_cpus(&b->task.cpus_allowed, c->cpus_allowed ? c->cpus_allowed : "0-63");
+	parse_nodes(&b->task.mems_allowed, c->mems_allowed ? c->mems_allowed : "0-7");
 	if (c->empty_masks) {
 		np_bitmap_zero(&b->task.cpus_allowed);
-		np_bitmap_zero(&b->task.mems_allowed);
+		np_nodeset_zero(&b->task.mems_allowed);
 	}
 	build_task(b, c->threads, c->mem_mib);
 	if (b->task.rss_bytes == 0)
@@ -564,12 +572,20 @@ static void unbuild(struct built *b)
 	np_topology_free(b->topo);
 }
 
-static bool list_is(const struct np_bitmap *set, const char *want)
+static bool cpus_are(const struct np_bitmap *set, const char *want)
 {
 	struct np_bitmap w;
 
-	parse_list(&w, want);
+	parse_cpus(&w, want);
 	return np_bitmap_equal(set, &w);
+}
+
+static bool nodes_are(const struct np_nodeset *set, const char *want)
+{
+	struct np_nodeset w;
+
+	parse_nodes(&w, want);
+	return np_nodeset_equal(set, &w);
 }
 
 static void check_action(const char *name, const struct np_action *a, const struct expect *w)
@@ -584,15 +600,15 @@ static void check_action(const char *name, const struct np_action *a, const stru
 	CHECK_INT(a->partial, w->partial);
 	CHECK_U64(a->move_bytes, w->move_mib * MiB);
 	if (w->nodes)
-		CHECK(list_is(&a->target_nodes, w->nodes));
+		CHECK(nodes_are(&a->target_nodes, w->nodes));
 	if (w->affinity && w->cpus)
-		CHECK(list_is(&a->target_cpus, w->cpus));
+		CHECK(cpus_are(&a->target_cpus, w->cpus));
 	if (!w->affinity)
 		CHECK(np_bitmap_empty(&a->target_cpus) || a->kind == NP_ACTION_SKIP);
 	if (w->text)
 		CHECK(strstr(a->reason_text, w->text) != NULL);
 	if (w->sources)
-		CHECK(list_is(&a->source_nodes, w->sources));
+		CHECK(nodes_are(&a->source_nodes, w->sources));
 	CHECK(a->reason_text[0] != '\0' && !strchr(a->reason_text, '\n'));
 	if (check_failures != before)
 		fprintf(stderr, "  in case \"%s\": %s %s, \"%s\"\n", name,
@@ -628,7 +644,7 @@ static void test_table(void)
 		 * Mems_allowed, and never gives threads CPUs outside their own
 		 * allowed set or on a node without CPUs. */
 		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP && !c->empty_masks)
-			CHECK(np_bitmap_test(&b->task.mems_allowed, (unsigned)a.target_node));
+			CHECK(np_nodeset_test(&b->task.mems_allowed, (unsigned)a.target_node));
 		if (a.set_affinity && !c->empty_masks)
 			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpus_allowed));
 		/* A deferred decision leaves no trace in the history. */
@@ -1032,7 +1048,7 @@ static void random_task(struct random_case *r)
 	r->task.threads = r->threads;
 	r->task.last_cpu = r->threads[0].last_cpu;
 	if (rnd(2)) {
-		parse_list(&r->task.cpus_allowed, "0-63");
+		parse_cpus(&r->task.cpus_allowed, "0-63");
 	} else {
 		np_bitmap_zero(&r->task.cpus_allowed);
 		while (np_bitmap_empty(&r->task.cpus_allowed))
@@ -1040,15 +1056,15 @@ static void random_task(struct random_case *r)
 				if (rnd(2))
 					np_bitmap_set(&r->task.cpus_allowed, c);
 	}
-	np_bitmap_zero(&r->task.mems_allowed);
+	np_nodeset_zero(&r->task.mems_allowed);
 	if (rnd(2))
-		parse_list(&r->task.mems_allowed, "0-7");
+		parse_nodes(&r->task.mems_allowed, "0-7");
 	else
 		for (unsigned n = 0; n < r->spec.nr; n++)
 			if (rnd(2))
-				np_bitmap_set(&r->task.mems_allowed, n);
-	if (np_bitmap_empty(&r->task.mems_allowed))
-		np_bitmap_set(&r->task.mems_allowed, (unsigned)rnd(r->spec.nr));
+				np_nodeset_set(&r->task.mems_allowed, n);
+	if (np_nodeset_empty(&r->task.mems_allowed))
+		np_nodeset_set(&r->task.mems_allowed, (unsigned)rnd(r->spec.nr));
 }
 
 static unsigned violations;
@@ -1078,12 +1094,12 @@ static void check_invariants(const struct random_case *r, const struct np_bitmap
 		violated("partial flag disagrees with the cap", a);
 	if (acts && !a->move_pages && !a->set_affinity)
 		violated("a move that does nothing", a);
-	np_bitmap_for_each(id, &a->target_nodes)
+	np_nodeset_for_each(id, &a->target_nodes)
 	{
 		const struct np_node *node = np_topology_node(topo, id);
 
 		if (acts && (!node || !node->mem_total ||
-			     !np_bitmap_test(&r->task.mems_allowed, (unsigned)id)))
+			     !np_nodeset_test(&r->task.mems_allowed, (unsigned)id)))
 			violated("target node outside Mems_allowed or without memory", a);
 	}
 	if (a->kind == NP_ACTION_MOVE && a->move_pages) {

@@ -352,12 +352,12 @@ static void test_status(void)
 	CHECK(st->has_cpus_allowed && st->has_mems_allowed);
 	CHECK_INT(np_bitmap_weight(&st->cpus_allowed), 3);
 	CHECK(np_bitmap_test(&st->cpus_allowed, 3) && !np_bitmap_test(&st->cpus_allowed, 2));
-	CHECK_INT(np_bitmap_weight(&st->mems_allowed), 2);
+	CHECK_INT(np_nodeset_weight(&st->mems_allowed), 2);
 
 	/* No VmRSS line (kernel thread), no final newline. */
 	CHECK_INT(status_exact(kthread, st), 0);
 	CHECK_U64(st->vm_rss_bytes, 0);
-	CHECK(np_bitmap_test(&st->mems_allowed, 0));
+	CHECK(np_nodeset_test(&st->mems_allowed, 0));
 	CHECK_INT(status_exact("", st), 0);
 	CHECK(!st->has_cpus_allowed);
 
@@ -456,7 +456,7 @@ static void test_fixture_basic(void)
 	CHECK(copy.has_details);
 	CHECK_U64(copy.rss_bytes, 13532 * 1024);
 	CHECK_INT(np_bitmap_weight(&copy.cpus_allowed), 2);
-	CHECK(np_bitmap_test(&copy.mems_allowed, 0));
+	CHECK(np_nodeset_test(&copy.mems_allowed, 0));
 	CHECK_STR(copy.cgroup, "/");
 	CHECK_INT(copy.nr_thread_samples, 4);
 	CHECK_INT(copy.threads[0].tid, 11368);
@@ -530,7 +530,8 @@ static void test_fixture_hostile(void)
 	if (t) {
 		CHECK_INT(np_task_read_details(ctx, t), 0);
 		CHECK_STR(t->cgroup, "/system.slice/odd name.service");
-		CHECK(np_bitmap_test(&t->mems_allowed, 1) && !np_bitmap_test(&t->mems_allowed, 0));
+		CHECK(np_nodeset_test(&t->mems_allowed, 1) &&
+		      !np_nodeset_test(&t->mems_allowed, 0));
 		CHECK_U64(t->rss_bytes, 2048 * 1024);
 	}
 
@@ -729,7 +730,7 @@ static void test_live(void)
 		CHECK_INT(np_task_read_details(ctx, self), 0);
 		CHECK_INT(self->nr_thread_samples, 2);
 		CHECK(!np_bitmap_empty(&self->cpus_allowed) &&
-		      !np_bitmap_empty(&self->mems_allowed));
+		      !np_nodeset_empty(&self->mems_allowed));
 	}
 	for (unsigned i = 1; i < list.nr; i++)
 		CHECK(list.tasks[i - 1].pid < list.tasks[i].pid);

@@ -3,6 +3,7 @@
 #include "topology.h"
 
 #include <errno.h>
+#include <stdarg.h>
 
 static void test_handmade_4node(void)
 {
@@ -53,10 +54,47 @@ static void test_missing_root(void)
 	CHECK_INT(np_ctx_new("/nonexistent/root", &ctx), -ENOENT);
 }
 
+static char last_log[512];
+
+static void capture_log(void *data, int priority, const char *fmt, va_list args)
+{
+	vsnprintf(last_log, sizeof(last_log), fmt, args);
+}
+
+/* Node ids stop below NP_MAX_NODES: an online list naming 1024 is not one
+ * the kernel can print. */
+static void test_online_past_max_nodes(void)
+{
+	char root[] = "/tmp/np-topology-XXXXXX", path[128];
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	FILE *f;
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(path, sizeof(path), "mkdir -p %s/sys/devices/system/node", root);
+	CHECK_INT(system(path), 0);
+	snprintf(path, sizeof(path), "%s/sys/devices/system/node/online", root);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("0,1024\n", f);
+		fclose(f);
+	}
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	np_ctx_set_log_fn(ctx, capture_log, NULL);
+	CHECK_INT(np_topology_read(ctx, &topo), -ERANGE);
+	CHECK(strstr(last_log, "/sys/devices/system/node/online: not a node list: \"0,1024\"") !=
+	      NULL);
+	np_ctx_free(ctx);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	CHECK_INT(system(path), 0);
+}
+
 int main(void)
 {
 	test_handmade_4node();
 	test_host();
 	test_missing_root();
+	test_online_past_max_nodes();
 	return check_done();
 }
