@@ -841,10 +841,16 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 {
 	uint64_t pages = col->misplaced_bytes / 4096;
 
-	/* migrate_pages moves memory under the user's own policy too. */
-	return act->allow_migrate_pages && act->ns_per_page && !col->sparse_bytes &&
-	       !np_task_memory_policy_total(ms->mem) && col->misplaced_bytes <= ms->budget &&
-	       pages * act->ns_per_page <= act->batch_target_ns;
+	if (!act->allow_migrate_pages || !act->ns_per_page || col->sparse_bytes ||
+	    col->misplaced_bytes > ms->budget || pages * act->ns_per_page > act->batch_target_ns)
+		return false;
+	/* migrate_pages moves everything on the nodes it is given: memory
+	 * under the user's own policy too, and, with CAP_SYS_NICE, pages
+	 * other tasks map. Only where the sources hold neither. */
+	for (unsigned node = 0; node < NP_MAX_NODES; node++)
+		if (col->src_pages[node] && np_task_memory_unmovable_on(ms->mem, (int)node))
+			return false;
+	return true;
 }
 
 static int migrate_whole(struct move_state *ms, const struct collect *col)
@@ -966,7 +972,10 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
-	if (task->has_details && !np_nodeset_test(&task->mems_allowed, (unsigned)target_node))
+	/* Without CONFIG_CPUSETS status has no Mems_allowed line, and there is
+	 * no limit. */
+	if (task->has_details && !np_nodeset_empty(&task->mems_allowed) &&
+	    !np_nodeset_test(&task->mems_allowed, (unsigned)target_node))
 		return -EACCES; /* the kernel would refuse each page with it */
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */

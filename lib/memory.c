@@ -118,6 +118,13 @@ uint64_t np_task_memory_policy_total(const struct np_task_memory *mem)
 	return sum;
 }
 
+uint64_t np_task_memory_unmovable_on(const struct np_task_memory *mem, int node)
+{
+	if (node < 0 || (unsigned)node >= mem->nr_node_slots)
+		return 0;
+	return mem->node_bytes[node] - mem->movable_bytes[node];
+}
+
 int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 		   struct np_task_memory *out, uint64_t *bytes_read)
 {

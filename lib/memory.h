@@ -63,5 +63,8 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 /* Bytes of @mem under policies the user set, over every mode. */
 uint64_t np_task_memory_policy_total(const struct np_task_memory *mem);
 
+/* Bytes of @mem on node @node that the daemon may not move. */
+uint64_t np_task_memory_unmovable_on(const struct np_task_memory *mem, int node);
+
 /* Free what @mem holds; it reads as empty after. */
 void np_task_memory_clear(struct np_task_memory *mem);
