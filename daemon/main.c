@@ -242,6 +242,13 @@ static int run_replay(const struct options *opts, const struct np_config *cfg)
 	if (!err)
 		err = np_replay_write(&result, stdout);
 	np_trace_free(trace);
+	if (err == -EOPNOTSUPP) {
+		fprintf(stderr,
+			"numaplaced: replaying %s: include_cgroup and exclude_cgroup cannot be "
+			"replayed: traces hold no cgroups\n",
+			opts->replay_path);
+		return EXIT_FAILURE;
+	}
 	if (err) {
 		fprintf(stderr, "numaplaced: replaying %s: %s\n", opts->replay_path,
 			strerror(-err));

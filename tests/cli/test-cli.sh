@@ -48,6 +48,8 @@ expect 0 "^short_lived_tasks_read 0$" --replay "$traces/kbuild.trace" -c "$tmp/d
 expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/kbuild.trace" -c "$tmp/delay0.conf"
 expect 0 "^short_lived_tasks_read 0$" --replay "$traces/hackbench.trace" -c "$tmp/delay1000.conf"
 expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/hackbench.trace" -c "$tmp/delay0.conf"
+printf 'exclude_cgroup = /system.slice\n' >"$tmp/cgroup.conf"
+expect 1 "cgroup.*cannot be replayed: traces hold no cgroups" --replay "$traces/hackbench.trace" -c "$tmp/cgroup.conf"
 printf 'numaplaced-trace 1\nhz 100\nt 10\nu 5 1 1 1\n' >"$tmp/bad.trace"
 expect 1 "bad.trace:4:" --replay "$tmp/bad.trace"
 expect 1 "missing.trace" --replay "$tmp/missing.trace"
