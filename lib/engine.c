@@ -498,8 +498,7 @@ static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 					 const struct np_snap_task *e,
 					 const struct np_task_state *st, int previous_target)
 {
-	unsigned locality = e->home_node >= 0 ? (unsigned)(e->locality * 100)
-							       : 100;
+	unsigned locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 
 	if (e->action.kind != NP_ACTION_MOVE || e->outcome != NP_SNAP_DONE) {
 		if (e->outcome == NP_SNAP_FAILED)
@@ -575,8 +574,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->looked = true;
 		st->last_look_ms = t->now_ms;
 		st->last_cpu_ticks = e->task.cpu_ticks;
-		st->last_locality =
-		    e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
+		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:
 	free(tasks);

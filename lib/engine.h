@@ -23,9 +23,9 @@
 struct np_engine;
 
 struct np_engine_params {
-	struct np_ctx *ctx;     /* must outlive the engine */
+	struct np_ctx *ctx;	/* must outlive the engine */
 	struct np_clock *clock; /* must outlive the engine */
-	bool dry_run;           /* decide and record, change nothing */
+	bool dry_run;		/* decide and record, change nothing */
 	/* Asked between actions and between migration batches: true ends the
 	 * cycle early (the daemon's SIGTERM). NULL: never. */
 	bool (*should_stop)(void *data);

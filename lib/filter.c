@@ -121,7 +121,8 @@ bool np_filter_excludes(const struct np_filter *filter, const struct np_task *ta
 	}
 	if (filter->include_cgroup.n &&
 	    (!task->cgroup || !match_prefix(&filter->include_cgroup, task->cgroup))) {
-		SAY("cgroup %s is under no include_cgroup", task->cgroup ? task->cgroup : "(unknown)");
+		SAY("cgroup %s is under no include_cgroup",
+		    task->cgroup ? task->cgroup : "(unknown)");
 		return true;
 	}
 	return false;

@@ -22,14 +22,14 @@
 struct np_memory_vma {
 	uint64_t start;
 	uint64_t page_bytes; /* kernelpagesize_kB * 1024 */
-	unsigned first; /* its N<nid>= counts: pages[first] .. pages[first + nr_nodes - 1] */
+	unsigned first;	     /* its N<nid>= counts: pages[first] .. pages[first + nr_nodes - 1] */
 	unsigned nr_nodes;
 	uint64_t present; /* pages over all nodes */
 };
 
 struct np_task_memory {
-	unsigned nr_node_slots;	 /* the arrays below cover node ids 0..nr_node_slots-1 */
-	uint64_t *node_bytes;	 /* anon + file */
+	unsigned nr_node_slots; /* the arrays below cover node ids 0..nr_node_slots-1 */
+	uint64_t *node_bytes;	/* anon + file */
 	uint64_t *anon_bytes;
 	uint64_t *movable_bytes; /* what the actuator may move */
 	uint64_t total_bytes, movable_total;

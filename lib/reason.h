@@ -15,8 +15,8 @@
  */
 enum np_reason {
 	/* The scan scheduler: read now. */
-	NP_REASON_SCAN_FIRST,	  /* first read: the scan delay has passed */
-	NP_REASON_SCAN_DUE,	  /* its period has passed */
+	NP_REASON_SCAN_FIRST, /* first read: the scan delay has passed */
+	NP_REASON_SCAN_DUE,   /* its period has passed */
 	/* The scan scheduler: not read this tick. */
 	NP_REASON_KERNEL_THREAD,  /* no user memory to place */
 	NP_REASON_EXCLUDED,	  /* pid, comm or cgroup filter */
@@ -44,7 +44,7 @@ enum np_reason {
 	NP_REASON_NO_SETAFFINITY, /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */
 	NP_REASON_BACKOFF,	  /* earlier actions on it failed: waiting */
 	NP_REASON_RATE_LIMIT,	  /* the global migration rate is used up */
-	NP_REASON_VANISHED,	  /* exited, or its pid was reused, before it was read or acted on */
+	NP_REASON_VANISHED, /* exited, or its pid was reused, before it was read or acted on */
 	NP_REASON_AFFINITY_EMPTY, /* a thread's mask has no CPU of the target node */
 	NP_REASON_COUNT,
 };

@@ -50,9 +50,8 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 		int c = 1;
 
 		/* Both sorted: a merge. States passed over have left. */
-		while (old < t->nr &&
-		       (c = np_task_id_compare(t->v[old].pid, t->v[old].start_ticks, task->pid,
-				       task->start_ticks)) < 0)
+		while (old < t->nr && (c = np_task_id_compare(t->v[old].pid, t->v[old].start_ticks,
+							      task->pid, task->start_ticks)) < 0)
 			state_release(&t->v[old++]);
 		if (old < t->nr && c == 0) {
 			next[i] = t->v[old++];

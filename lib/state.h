@@ -27,11 +27,11 @@ struct np_task_state {
 	struct np_policy_history *hist;
 	struct np_act_task act;
 	/* The engine's. */
-	bool looked;		/* read and decided at least once */
-	uint64_t last_look_ms;	/* clock ms of that look */
+	bool looked;	       /* read and decided at least once */
+	uint64_t last_look_ms; /* clock ms of that look */
 	uint64_t last_cpu_ticks;
-	unsigned last_locality; /* percent */
-	int no_effect_node;	/* a move there moved nothing; -1: none */
+	unsigned last_locality;	  /* percent */
+	int no_effect_node;	  /* a move there moved nothing; -1: none */
 	unsigned no_effect_looks; /* looks left before trying it again */
 	unsigned no_effect_wait;  /* the wait set last time: doubles */
 };
@@ -61,4 +61,3 @@ void np_state_table_clear(struct np_state_table *t);
 /* The state of (@pid, @start_ticks), or NULL. */
 struct np_task_state *np_state_table_find(const struct np_state_table *t, int pid,
 					  uint64_t start_ticks);
-
