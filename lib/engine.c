@@ -278,7 +278,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (!snap->node_load)
 		return -ENOMEM;
 	snap->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
-	if (t->opts->look_once)
+	/* On one node nothing moves, and there is nothing to assume. */
+	if (t->opts->look_once && snap->topo->nr_nodes > 1)
 		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	if (!err)
