@@ -186,11 +186,24 @@ static void write_line(struct np_logger *log, int priority, const char *text)
 				     ".%03ld %s: ", ts.tv_nsec / 1000000, priority_name(priority));
 	}
 	/* A trailing newline is dropped; inner ones would start a line
-	 * without the priority prefix, so they become spaces. */
+	 * without the priority prefix, so they become spaces. Other control
+	 * bytes (a process may name itself with ESC or CR) are written as
+	 * \xNN, so that no name can rewrite the terminal or forge a line. */
 	while (text_len > 0 && text[text_len - 1] == '\n')
 		text_len--;
-	for (size_t i = 0; i < text_len && len < sizeof(line) - 1; i++)
-		line[len++] = text[i] == '\n' ? ' ' : text[i];
+	for (size_t i = 0; i < text_len && len < sizeof(line) - 1; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\n') {
+			line[len++] = ' ';
+		} else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			if (len + 4 >= sizeof(line) - 1)
+				break;
+			len += (size_t)snprintf(line + len, 5, "\\x%02x", c);
+		} else {
+			line[len++] = (char)c;
+		}
+	}
 	line[len++] = '\n';
 	fwrite(line, 1, len, log->stream);
 	fflush(log->stream);

@@ -109,6 +109,11 @@ static void test_plain_and_journal_lines(void)
 	np_logger_set_priority(log, LOG_DEBUG);
 	np_logger_log(log, LOG_DEBUG, "now shown");
 	CHECK_STR(last_line(contents(f)), "2026-12-02 16:27:46.123 debug: now shown");
+	/* A comm with ESC and CR neither moves the terminal nor starts a
+	 * line of its own; a tab stays a tab. */
+	np_logger_log(log, LOG_DEBUG, "pid 7 (%s): %s", "a\x1b[2J\rb\x7f", "x\ty");
+	CHECK_STR(last_line(contents(f)),
+		  "2026-12-02 16:27:46.123 debug: pid 7 (a\\x1b[2J\\x0db\\x7f): x\ty");
 	np_logger_free(log);
 	fclose(f);
 
