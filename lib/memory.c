@@ -11,11 +11,16 @@ struct np_memory_reader {
 	unsigned cap_vmas, cap_pages;
 };
 
-static bool movable(const struct np_nm_vma *vma)
+/* A policy the user set (mbind, set_mempolicy, numactl) on the VMA. */
+static bool user_policy(const struct np_nm_vma *vma)
 {
-	if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL)
-		return false;
-	return !(vma->file && vma->mapmax > 1);
+	return vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL;
+}
+
+/* File pages other tasks map too: MPOL_MF_MOVE leaves them in place. */
+static bool shared_file(const struct np_nm_vma *vma)
+{
+	return vma->file && vma->mapmax > 1;
 }
 
 static int grow(void **v, unsigned *cap, unsigned need, size_t size)
@@ -48,13 +53,12 @@ static int add_vma(void *data, const struct np_nm_vma *vma)
 		present += vma->nodes[i].pages;
 	if (!present)
 		return 0;
-	if (!movable(vma)) {
-		uint64_t bytes = present * vma->kernel_page_bytes;
-
-		if (vma->policy != NP_MPOL_DEFAULT && vma->policy != NP_MPOL_LOCAL)
-			mem->policy_bytes[vma->policy] += bytes;
-		else
-			mem->shared_file_bytes += bytes;
+	if (user_policy(vma)) {
+		mem->policy_bytes[vma->policy] += present * vma->kernel_page_bytes;
+		return 0;
+	}
+	if (shared_file(vma)) {
+		mem->shared_file_bytes += present * vma->kernel_page_bytes;
 		return 0;
 	}
 	err = grow((void **)&mem->vmas, &r->cap_vmas, mem->nr_vmas + 1, sizeof(*mem->vmas));

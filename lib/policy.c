@@ -949,9 +949,10 @@ static void remember_narrowing(struct np_policy_history *h, const struct sample 
 	h->narrowed = true;
 }
 
-static uint64_t unmovable_total(const struct np_policy_task *t)
+/* Bytes under policies the user set, over every mode. */
+static uint64_t policy_total(const struct np_policy_task *t)
 {
-	uint64_t sum = t->shared_file_bytes;
+	uint64_t sum = 0;
 
 	for (unsigned m = 0; t->policy_bytes && m <= NP_MPOL_UNKNOWN; m++)
 		sum += t->policy_bytes[m];
@@ -961,16 +962,14 @@ static uint64_t unmovable_total(const struct np_policy_task *t)
 /* Most of what it may not move is under the user's policy, or shared. */
 static enum np_reason unmovable_reason(const struct np_policy_task *t)
 {
-	return unmovable_total(t) - t->shared_file_bytes >= t->shared_file_bytes
-		       ? NP_REASON_USER_POLICY
-		       : NP_REASON_SHARED;
+	return policy_total(t) >= t->shared_file_bytes ? NP_REASON_USER_POLICY : NP_REASON_SHARED;
 }
 
 /* "400 MiB under its own memory policy (prefer, bind), 50 MiB of files other
  * tasks map": what the actuator leaves alone. Empty when nothing. */
 static void unmovable_text(char *buf, size_t len, const struct np_policy_task *t)
 {
-	uint64_t policy = unmovable_total(t) - t->shared_file_bytes;
+	uint64_t policy = policy_total(t);
 	size_t n = 0;
 
 	buf[0] = '\0';
