@@ -432,8 +432,7 @@ static int track(struct np_actuator *act, struct np_act_task *at, const struct n
 
 /* Checks before an action: still the same process, not backing off.
  * Returns 0 or -errno (counted). */
-static int action_begin(struct np_actuator *act, struct np_act_task *at,
-			const struct np_task *task)
+static int action_begin(struct np_actuator *act, struct np_act_task *at, const struct np_task *task)
 {
 	bool fresh = !at->tracked;
 	int err = track(act, at, task);
@@ -779,15 +778,15 @@ static int look_up(struct move_state *ms, unsigned n)
 {
 	struct np_actuator *act = ms->act;
 	uint64_t t0 = now(act), elapsed;
-	long r = act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL,
-				      act->status);
+	long r =
+	    act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL, act->status);
 
 	elapsed = now(act) - t0;
 	if (r < 0)
 		return (int)r;
 	if (n >= act->query_pages / 2)
-		act->query_pages = np_batch_size_next(act->query_pages, elapsed * act->query_pages / n,
-						      act->batch_target_ns);
+		act->query_pages = np_batch_size_next(
+		    act->query_pages, elapsed * act->query_pages / n, act->batch_target_ns);
 	np_stats_add_pages_queried(act->stats, n);
 	ms->res->pages_queried += n;
 	return 0;
@@ -1010,9 +1009,10 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_RATE_LIMIT);
 	/* No progress at all while pages were there to move is a failure to
 	 * back off from, as is any error. */
-	err = action_end(act, at, task, err,
-			 result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
-			 result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
+	err =
+	    action_end(act, at, task, err,
+		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
+		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
 	result->elapsed_ns = now(act) - t0;
 	if (!err && result->budget_exhausted && !result->pages_moved)
 		err = -EAGAIN;
@@ -1087,7 +1087,8 @@ static int add_thread(struct np_affinity_result *result, unsigned *cap, int tid)
 
 /* One thread: read, narrow, set, read back. Fills @th's outcome. */
 static void narrow_thread(struct np_actuator *act, const struct np_task *task,
-			  const struct np_bitmap *node_cpus, struct np_thread_affinity *th)
+			  const struct np_bitmap *from, const struct np_bitmap *node_cpus,
+			  struct np_thread_affinity *th)
 {
 	struct np_bitmap wanted;
 	uint64_t start, start_after;
@@ -1104,22 +1105,36 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 		err = get_thread_cpus(act, task->pid, th->tid, &th->before);
 	if (err)
 		goto failed;
-	switch (np_affinity_narrow(&th->before, node_cpus, &wanted)) {
-	case NP_NARROW_EMPTY:
-		th->outcome = NP_THREAD_EMPTY;
-		th->effective = th->before;
-		np_stats_add_skip(act->stats, NP_REASON_AFFINITY_EMPTY);
-		np_log(act->ctx, LOG_NOTICE,
-		       "pid %d thread %d: no CPU of the target node in its affinity; left alone",
-		       task->pid, th->tid);
-		return;
-	case NP_NARROW_UNCHANGED:
-		th->outcome = NP_THREAD_UNCHANGED;
-		th->effective = th->before;
-		return;
-	case NP_NARROW_CHANGED:
-		break;
-	}
+	if (from) {
+		if (!np_bitmap_equal(&th->before, from)) {
+			th->outcome = NP_THREAD_OTHER_MASK;
+			th->effective = th->before;
+			return;
+		}
+		wanted = *node_cpus;
+		if (np_bitmap_equal(&wanted, &th->before)) {
+			th->outcome = NP_THREAD_UNCHANGED;
+			th->effective = th->before;
+			return;
+		}
+	} else
+		switch (np_affinity_narrow(&th->before, node_cpus, &wanted)) {
+		case NP_NARROW_EMPTY:
+			th->outcome = NP_THREAD_EMPTY;
+			th->effective = th->before;
+			np_stats_add_skip(act->stats, NP_REASON_AFFINITY_EMPTY);
+			np_log(act->ctx, LOG_NOTICE,
+			       "pid %d thread %d: no CPU of the target node in its affinity; left "
+			       "alone",
+			       task->pid, th->tid);
+			return;
+		case NP_NARROW_UNCHANGED:
+			th->outcome = NP_THREAD_UNCHANGED;
+			th->effective = th->before;
+			return;
+		case NP_NARROW_CHANGED:
+			break;
+		}
 	if (act->dry) {
 		struct np_action_record rec = {.kind = NP_RECORD_AFFINITY,
 					       .pid = task->pid,
@@ -1155,8 +1170,8 @@ failed:
 }
 
 int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
-			     const struct np_task *task, const struct np_bitmap *node_cpus,
-			     struct np_affinity_result *result)
+			     const struct np_task *task, const struct np_bitmap *from,
+			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
 {
 	char path[64];
 	unsigned cap = 0;
@@ -1196,7 +1211,7 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 		err = add_thread(result, &cap, (int)tid);
 		if (err)
 			break;
-		narrow_thread(act, task, node_cpus, &result->threads[result->nr - 1]);
+		narrow_thread(act, task, from, node_cpus, &result->threads[result->nr - 1]);
 		result->counts[result->threads[result->nr - 1].outcome]++;
 	}
 	closedir(dir);

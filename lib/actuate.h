@@ -67,12 +67,12 @@ struct np_actuator_params {
 	 * limit, and its default, are the configuration's migrate_rate_mb_s,
 	 * which the engine passes: np_actuator_params_init leaves 0. */
 	uint64_t migrate_rate_mb_s;
-	uint64_t batch_target_ms;   /* aim for move_pages calls this long; 0 = 20 */
-	unsigned batch_pages;	    /* first batch size before any measurement; 0 = 512 */
-	uint64_t backoff_min_ms;    /* first wait after a failed action; 0 = 1000 */
-	uint64_t backoff_max_ms;    /* cap of the doubling; 0 = 300000 */
-	bool allow_migrate_pages;   /* small whole-task moves in one migrate_pages call */
-	np_clock_fn clock;	    /* NULL: CLOCK_MONOTONIC */
+	uint64_t batch_target_ms; /* aim for move_pages calls this long; 0 = 20 */
+	unsigned batch_pages;	  /* first batch size before any measurement; 0 = 512 */
+	uint64_t backoff_min_ms;  /* first wait after a failed action; 0 = 1000 */
+	uint64_t backoff_max_ms;  /* cap of the doubling; 0 = 300000 */
+	bool allow_migrate_pages; /* small whole-task moves in one migrate_pages call */
+	np_clock_fn clock;	  /* NULL: CLOCK_MONOTONIC */
 	void *clock_data;
 	const struct np_actuator_sys *sys; /* NULL: np_actuator_sys_kernel() */
 	/* Asked before each lookup and each batch: true abandons the rest of
@@ -105,7 +105,6 @@ void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
 
 /* Free; NULL is accepted. The tasks' states are the caller's. */
 void np_actuator_free(struct np_actuator *act);
-
 
 /* True for the dry-run implementation. */
 bool np_actuator_is_dry(const struct np_actuator *act);
@@ -141,9 +140,10 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result);
 
 enum np_thread_outcome {
-	NP_THREAD_NARROWED,	  /* new mask set (or, dry, would be) */
-	NP_THREAD_UNCHANGED,	  /* already inside the node's CPUs */
-	NP_THREAD_EMPTY,	  /* no CPU of the node in its mask: left alone */
+	NP_THREAD_NARROWED,   /* new mask set (or, dry, would be) */
+	NP_THREAD_UNCHANGED,  /* already inside the node's CPUs */
+	NP_THREAD_EMPTY,      /* no CPU of the node in its mask: left alone */
+	NP_THREAD_OTHER_MASK, /* its mask is not the one to replace: someone else's, left alone */
 	NP_THREAD_NO_SETAFFINITY, /* PF_NO_SETAFFINITY or kernel thread: left alone */
 	NP_THREAD_VANISHED,	  /* exited while we looked */
 	NP_THREAD_FAILED,	  /* a call failed: see err */
@@ -166,14 +166,18 @@ struct np_affinity_result {
 /* Free the per-thread array and zero @result. */
 void np_affinity_result_clear(struct np_affinity_result *result);
 
-/* Narrow each thread of @task to its current mask intersected with
- * @node_cpus: a mask a user or cpuset set is never widened, and a thread
- * whose intersection is empty is left alone and reported. Returns 0 (see
- * per-thread outcomes), -ESRCH, -EPERM (kernel thread or PF_NO_SETAFFINITY
- * task), or -errno. @result is filled in either case. */
+/* With @from NULL, narrow each thread of @task to its current mask
+ * intersected with @cpus: a mask a user or cpuset set is never widened, and
+ * a thread whose intersection is empty is left alone and reported. With
+ * @from, replace exactly: each thread whose mask is @from gets @cpus, and
+ * any other is left alone (NP_THREAD_OTHER_MASK): that is how the daemon
+ * narrows a task nobody pinned and gives the mask back, never touching a
+ * mask someone else set meanwhile. Returns 0 (see per-thread outcomes),
+ * -ESRCH, -EPERM (kernel thread or PF_NO_SETAFFINITY task), or -errno.
+ * @result is filled in either case. */
 int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
-			     const struct np_task *task, const struct np_bitmap *node_cpus,
-			     struct np_affinity_result *result);
+			     const struct np_task *task, const struct np_bitmap *from,
+			     const struct np_bitmap *cpus, struct np_affinity_result *result);
 
 /* What a dry-run actuator would have done. */
 enum np_record_kind { NP_RECORD_PAGES, NP_RECORD_AFFINITY };

@@ -32,6 +32,7 @@ enum kind {
 struct choice {
 	const char *name;
 	int value;
+	bool alias; /* accepted, not listed: an older or second spelling */
 };
 
 struct key {
@@ -43,21 +44,22 @@ struct key {
 	const struct choice *choices; /* KIND_CHOICE, ended by a NULL name */
 };
 
+/* "none" and "node" are the spellings before homes existed. */
 static const struct choice affinity_choices[] = {
-    {"none", NP_AFFINITY_NONE},
-    {"node", NP_AFFINITY_NODE},
-    {NULL, 0},
+    {"unpinned", NP_AFFINITY_UNPINNED, false}, {"never", NP_AFFINITY_NEVER, false},
+    {"memory-only", NP_AFFINITY_NEVER, true},  {"none", NP_AFFINITY_NEVER, true},
+    {"node", NP_AFFINITY_UNPINNED, true},      {NULL, 0, false},
 };
 
 static const struct choice kernel_balancing_choices[] = {
-    {"defer", NP_KBAL_DEFER},
-    {"ignore", NP_KBAL_IGNORE},
-    {NULL, 0},
+    {"defer", NP_KBAL_DEFER, false},
+    {"ignore", NP_KBAL_IGNORE, false},
+    {NULL, 0, false},
 };
 
 static const struct choice log_level_choices[] = {
-    {"err", LOG_ERR},	{"warning", LOG_WARNING}, {"notice", LOG_NOTICE},
-    {"info", LOG_INFO}, {"debug", LOG_DEBUG},	  {NULL, 0},
+    {"err", LOG_ERR, false},   {"warning", LOG_WARNING, false}, {"notice", LOG_NOTICE, false},
+    {"info", LOG_INFO, false}, {"debug", LOG_DEBUG, false},	{NULL, 0, false},
 };
 
 /* Choice fields are stored through an int; the enums must be int-sized. */
@@ -91,7 +93,7 @@ static const struct key keys[] = {
     UNSIGNED(hysteresis_periods, 3, 0, 100),
     U64(migrate_rate_mb_s, 256, 1, 65536),
     U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
-    CHOICE(affinity, NP_AFFINITY_NONE, affinity_choices),
+    CHOICE(affinity, NP_AFFINITY_UNPINNED, affinity_choices),
     CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),
     LIST(include_comm, KIND_GLOBS),
     LIST(exclude_comm, KIND_GLOBS),
@@ -515,7 +517,9 @@ static bool set_choice(struct parser *p, const struct key *k, const char *value)
 			store_int(&p->cfg, k, (uint64_t)c->value);
 			return true;
 		}
-		if (c != k->choices)
+		if (c->alias)
+			continue;
+		if (names[0])
 			strcat(names, ", ");
 		strcat(names, c->name);
 	}

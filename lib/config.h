@@ -21,8 +21,8 @@
 #define NP_CONFIG_PID_MAX 4194304
 
 enum np_affinity_mode {
-	NP_AFFINITY_NONE, /* never touch CPU affinity: move memory to the threads */
-	NP_AFFINITY_NODE, /* may also narrow a task's threads to its preferred node */
+	NP_AFFINITY_NEVER,    /* never touch CPU affinity: memory moves to the threads */
+	NP_AFFINITY_UNPINNED, /* tasks nobody pinned get a home node for threads and memory */
 };
 
 enum np_kernel_balancing_mode {

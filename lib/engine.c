@@ -47,8 +47,8 @@ struct np_engine {
 
 /* How a tick runs: the daemon's, or the report's one look. */
 struct tick_opts {
-	bool look_once;		 /* every shown task read, no budget, looks assumed */
-	uint64_t min_rss_bytes;	 /* look_once: the tasks shown */
+	bool look_once;		/* every shown task read, no budget, looks assumed */
+	uint64_t min_rss_bytes; /* look_once: the tasks shown */
 };
 
 /* The list the scheduler plans with this tick. */
@@ -99,8 +99,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	aparams.should_stop = params->should_stop;
 	aparams.stop_data = params->stop_data;
 	err = engine->dry_run
-		      ? np_actuator_new_dry(engine->ctx, engine->stats, &aparams, &engine->act)
-		      : np_actuator_new_real(engine->ctx, engine->stats, &aparams, &engine->act);
+		  ? np_actuator_new_dry(engine->ctx, engine->stats, &aparams, &engine->act)
+		  : np_actuator_new_real(engine->ctx, engine->stats, &aparams, &engine->act);
 	if (err)
 		goto fail;
 	*out = engine;
@@ -179,6 +179,11 @@ unsigned np_engine_tracked(const struct np_engine *engine)
 	return engine->states.nr;
 }
 
+const struct np_action_record *np_engine_dry_records(const struct np_engine *engine, unsigned *nr)
+{
+	return np_actuator_records(engine->act, nr);
+}
+
 static int read_kernel_balancing(struct np_ctx *ctx)
 {
 	char *buf;
@@ -243,26 +248,51 @@ static void tick_clear(struct tick *t)
 static struct np_policy_machine machine_of(const struct np_engine *engine, const struct tick *t)
 {
 	return (struct np_policy_machine){
-		.topo = t->snap->topo,
-		.node_busy = t->snap->node_load,
-		.kernel_numa_balancing = t->snap->kernel_numa_balancing > 0,
-		.filter = engine->filter,
-		.one_look = t->opts->look_once,
+	    .topo = t->snap->topo,
+	    .node_busy = t->snap->node_load,
+	    .kernel_numa_balancing = t->snap->kernel_numa_balancing > 0,
+	    .filter = engine->filter,
+	    .one_look = t->opts->look_once,
+	    .now_ms = t->now_ms,
 	};
+}
+
+/* The plan's memos of the tasks not decided at this tick (shallow copies:
+ * the states own them). Returns NULL on -ENOMEM (and none: an empty array). */
+static struct np_plan_memo *known_memos(const struct np_engine *engine, const struct tick *t,
+					size_t *nr)
+{
+	struct np_plan_memo *known = calloc(engine->states.nr + 1, sizeof(*known));
+
+	*nr = 0;
+	if (!known)
+		return NULL;
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		const struct np_task_state *st = &engine->states.v[i];
+		bool picked = false;
+
+		if (!st->memo.nr_nodes)
+			continue;
+		for (unsigned p = 0; p < t->nr_picked && !picked; p++)
+			picked = t->picked_state[p] == st;
+		if (!picked)
+			known[(*nr)++] = st->memo;
+	}
+	return known;
 }
 
 static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu,
 					 const struct np_policy_history *hist)
 {
 	return (struct np_policy_task){
-		.task = &e->task,
-		.node_bytes = e->mem.movable_bytes,
-		.all_node_bytes = e->mem.node_bytes,
-		.nr_node_slots = e->mem.nr_node_slots,
-		.policy_bytes = e->mem.policy_bytes,
-		.shared_file_bytes = e->mem.shared_file_bytes,
-		.cpu_percent = cpu,
-		.hist = hist,
+	    .task = &e->task,
+	    .node_bytes = e->mem.movable_bytes,
+	    .all_node_bytes = e->mem.node_bytes,
+	    .nr_node_slots = e->mem.nr_node_slots,
+	    .policy_bytes = e->mem.policy_bytes,
+	    .shared_file_bytes = e->mem.shared_file_bytes,
+	    .cpu_percent = cpu,
+	    .hist = hist,
 	};
 }
 
@@ -329,8 +359,7 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 }
 
 /* The report shows a task not read now with the scheduler's reason. */
-static void skip_entry(const struct np_engine *engine, const struct tick *t,
-		       struct np_snap_task *e)
+static void skip_entry(const struct np_engine *engine, const struct tick *t, struct np_snap_task *e)
 {
 	struct np_policy_machine m = machine_of(engine, t);
 	struct np_policy_task pt = policy_task(e, 0, NULL);
@@ -394,8 +423,9 @@ static int read_tasks(struct np_engine *engine, struct tick *t)
 		e->run_node = e->home_node = -1;
 		r = read_entry(engine, e, &bytes_of[i]);
 		if (picked) {
-			np_log(engine->ctx, LOG_DEBUG, "read numa_maps of pid %d (%s), age %llu ms: %d",
-			       e->task.pid, e->task.comm, (unsigned long long)e->task.age_ms, r);
+			np_log(engine->ctx, LOG_DEBUG,
+			       "read numa_maps of pid %d (%s), age %llu ms: %d", e->task.pid,
+			       e->task.comm, (unsigned long long)e->task.age_ms, r);
 			np_stats_add_scan(engine->stats, bytes_of[i]);
 			if (r != 0)
 				np_sched_done(engine->sched, &st->sched, &e->task, bytes_of[i],
@@ -448,6 +478,23 @@ static void log_move(const struct np_engine *engine, const struct np_snap_task *
 		       e->task.pid, e->task.comm, a->target_node, strerror(-err));
 }
 
+static void log_affinity(const struct np_engine *engine, const struct np_snap_task *e,
+			 const struct np_affinity_result *res, int err)
+{
+	const struct np_action *a = &e->action;
+	char cpus[128];
+
+	np_bitmap_format_list(&a->target_cpus, cpus, sizeof(cpus));
+	if (err && err != -EAGAIN)
+		np_log(engine->ctx, LOG_INFO, "pid %d (%s): setting CPUs %s: %s", e->task.pid,
+		       e->task.comm, cpus, strerror(-err));
+	else if (!err)
+		np_log(engine->ctx, LOG_INFO,
+		       "pid %d (%s): %s CPUs %s: %u threads set, %u left with a mask of their own",
+		       e->task.pid, e->task.comm, a->widen ? "back to" : "threads to", cpus,
+		       res->counts[NP_THREAD_NARROWED], res->counts[NP_THREAD_OTHER_MASK]);
+}
+
 /* Carry out one move. Fills e->outcome and e->moved_bytes. */
 static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st)
 {
@@ -462,16 +509,19 @@ static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task
 		e->outcome = NP_SNAP_DEFERRED;
 		return;
 	}
-	if (a->move_pages) {
+	/* Threads first: kept on the home's CPUs, they stop wandering off
+	 * while their pages move. */
+	if (a->set_affinity) {
+		err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->from_cpus,
+					       &a->target_cpus, &ares);
+		log_affinity(engine, e, &ares, err);
+	}
+	if (!err && a->move_pages) {
 		err = np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
 					     a->target_node, a->move_bytes, &res);
 		log_move(engine, e, &res, err);
 		e->moved_bytes = res.bytes_moved;
 	}
-	/* The CPUs the policy chose: the memory node may have none. */
-	if (!err && a->set_affinity)
-		err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->target_cpus,
-					       &ares);
 	/* The actuator counts its own skips (vanished, backoff, rate). */
 	if (err) {
 		e->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
@@ -505,8 +555,8 @@ static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 		if (e->outcome == NP_SNAP_FAILED)
 			return NP_SCAN_FAILED;
 		return st->looked && locality + LOCALITY_DROP_POINTS < st->last_locality
-			       ? NP_SCAN_LOCALITY_DROPPED
-			       : NP_SCAN_STABLE;
+			   ? NP_SCAN_LOCALITY_DROPPED
+			   : NP_SCAN_STABLE;
 	}
 	/* A dry run changes nothing: the same proposal again is no news. */
 	if (engine->dry_run && previous_target == e->action.target_node)
@@ -521,6 +571,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	struct np_policy_task *tasks;
 	struct np_policy_history *next;
 	struct np_action *actions;
+	struct np_plan_memo *memos, *known;
 	int err;
 
 	if (!t->nr_picked)
@@ -528,7 +579,11 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	tasks = calloc(t->nr_picked, sizeof(*tasks));
 	actions = calloc(t->nr_picked, sizeof(*actions));
 	next = calloc(t->nr_picked, sizeof(*next));
-	if (!tasks || !actions || !next) {
+	memos = calloc(t->nr_picked, sizeof(*memos));
+	known = known_memos(engine, t, &m.nr_known);
+	m.known = known;
+	snap->node_plan = calloc(snap->topo->nr_nodes, sizeof(*snap->node_plan));
+	if (!tasks || !actions || !next || !memos || !known || !snap->node_plan) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -539,7 +594,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list.ticks_per_s, t->now_ms),
 				       st->hist);
 	}
-	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next);
+	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
+				   snap->node_plan);
 	for (unsigned i = 0; !err && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 		struct np_task_state *st = t->picked_state[i];
@@ -570,6 +626,15 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 			}
 			*st->hist = next[i];
 		}
+		np_plan_memo_clear(&st->memo);
+		st->memo = memos[i];
+		memset(&memos[i], 0, sizeof(memos[i]));
+		/* The plan counts a home as set once it is: a move that failed
+		 * or waits leaves the one before. */
+		if (a->set_affinity && e->outcome != NP_SNAP_DONE)
+			st->memo.home = st->hist && st->hist->home_node >= 0
+					    ? np_topology_index(snap->topo, st->hist->home_node)
+					    : -1;
 		np_sched_done(engine->sched, &st->sched, &e->task, t->picked_bytes[i],
 			      scan_outcome(engine, e, st, previous_target));
 		st->looked = true;
@@ -578,6 +643,10 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:
+	for (unsigned i = 0; memos && i < t->nr_picked; i++)
+		np_plan_memo_clear(&memos[i]);
+	free(memos);
+	free(known);
 	free(tasks);
 	free(actions);
 	free(next);

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "context.h"
 #include "scheduler.h"
+#include "actuate.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -69,3 +70,7 @@ void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, 
 
 /* Number of tasks the engine keeps state for. */
 unsigned np_engine_tracked(const struct np_engine *engine);
+
+/* A dry run's records of the last tick (what it would have done, in
+ * order); valid until the next tick. */
+const struct np_action_record *np_engine_dry_records(const struct np_engine *engine, unsigned *nr);

@@ -83,12 +83,10 @@ static bool may_home(const struct plan *p, const struct np_planner_task *t, unsi
 	return p->nodes[n].cpus > 0 && p->nodes[n].mem_node >= 0 && (!t->allowed || t->allowed[n]);
 }
 
-/* Bytes of @t not yet on the memory node of @n. */
+/* Bytes of @t that homing it on @n would move. */
 static uint64_t to_move(const struct plan *p, const struct np_planner_task *t, unsigned n)
 {
-	uint64_t there = t->bytes[p->nodes[n].mem_node];
-
-	return t->total > there ? t->total - there : 0;
+	return t->total > t->bytes[n] ? t->total - t->bytes[n] : 0;
 }
 
 /* What homing @t on @n costs, in bytes: what must move, with what would
@@ -173,8 +171,8 @@ static int natural_home(const struct plan *p, const struct np_planner_task *t)
 			best = (int)n;
 			continue;
 		}
-		here = t->bytes[p->nodes[n].mem_node];
-		there = t->bytes[p->nodes[best].mem_node];
+		here = t->bytes[n];
+		there = t->bytes[best];
 		if (here != there) {
 			if (here > there)
 				best = (int)n;

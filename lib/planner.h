@@ -33,16 +33,18 @@ struct np_planner_node {
 
 /* One task. Arrays are by node index, nr_nodes entries. */
 struct np_planner_task {
-	double demand;	       /* CPUs it keeps busy, at most its threads */
-	const uint64_t *bytes; /* movable resident bytes per node */
-	uint64_t total;	       /* their sum */
-	const double *runs;    /* share 0..1 of its thread time per node; NULL: unknown */
-	const bool *allowed;   /* it may be homed on the node; NULL: every node with CPUs */
-	int home;	       /* its home now; -1: none */
-	bool held;	       /* its home may not change now (and it keeps it) */
-	bool placeable;	       /* false: its threads stay where they run; it only counts */
-	bool acted_on;	       /* the caller acts on this task's result now: between
-				* equal choices, it is the one that moves */
+	double demand; /* CPUs it keeps busy, at most its threads */
+	/* Per node: of its movable bytes, those that would be local to it
+	 * homed there (on the memory node it would use from there). */
+	const uint64_t *bytes;
+	uint64_t total;	     /* their sum */
+	const double *runs;  /* share 0..1 of its thread time per node; NULL: unknown */
+	const bool *allowed; /* it may be homed on the node; NULL: every node with CPUs */
+	int home;	     /* its home now; -1: none */
+	bool held;	     /* its home may not change now (and it keeps it) */
+	bool placeable;	     /* false: its threads stay where they run; it only counts */
+	bool acted_on;	     /* the caller acts on this task's result now: between
+			      * equal choices, it is the one that moves */
 };
 
 enum np_plan_reason {

@@ -41,26 +41,12 @@
  * Weights of the cost terms, all in units of "one times local latency".
  *
  * MOVE_WEIGHT: migrating all of a task's pages is charged like half a local
- * latency. It ranks the places a task could go: with remote distance 20,
- * moving the threads to 62% of the pages (0.38 * 0.5 + THREAD_WEIGHT) beats
- * moving 62% of the pages to the threads (0.31) only narrowly, which the
- * margin below then settles in favour of staying.
- *
- * THREAD_WEIGHT: moving threads to another node costs them their caches;
- * it is cheap next to moving memory, which is why the kernel prefers to move
- * tasks to their memory. Charged on the share of thread time that moves.
- *
- * LOAD: a node whose CPUs would be more than LOAD_COMFORT busy after the
- * threads join pays LOAD_WEIGHT per unit above it, so a node that would be
- * fully busy costs as much as memory one distance step away.
+ * latency. It ranks the places its memory could go.
  *
  * MARGIN: leaving the current preferred node needs a gain of at least this
  * much, a tenth of local latency: small differences are noise in samples.
  */
 #define MOVE_WEIGHT 0.5
-#define THREAD_WEIGHT 0.1
-#define LOAD_COMFORT 0.75
-#define LOAD_WEIGHT 4.0
 #define MARGIN 0.1
 #define EPSILON 1e-9
 
@@ -76,7 +62,6 @@ struct view {
 	const struct np_policy_machine *m;
 	const struct np_topology *topo;
 	const uint64_t *planned_bytes; /* per index, or NULL */
-	const double *planned_busy;    /* per index, or NULL */
 };
 
 /*
@@ -89,11 +74,11 @@ struct view {
  * one node, the local share is that of the pages on its home node.
  */
 struct match {
-	double local;		      /* share of the pages matched to their threads */
-	double local_cost;	      /* their latency, weighted by share */
-	double want[NP_MAX_NODES];    /* thread-time share left unmatched, per node */
-	double have[NP_MAX_NODES];    /* page share left unmatched, per node */
-	double have_offline;	      /* share on nodes that are not online */
+	double local;		   /* share of the pages matched to their threads */
+	double local_cost;	   /* their latency, weighted by share */
+	double want[NP_MAX_NODES]; /* thread-time share left unmatched, per node */
+	double have[NP_MAX_NODES]; /* page share left unmatched, per node */
+	double have_offline;	   /* share on nodes that are not online */
 };
 
 /* One task seen through the topology, by node index (not id). */
@@ -106,9 +91,9 @@ struct sample {
 	bool mem_ok[NP_MAX_NODES]; /* may hold its pages: has memory, in Mems_allowed */
 	bool cpu_ok[NP_MAX_NODES]; /* may run its threads: has allowed CPUs */
 	unsigned nr_mem_ok, nr_cpu_ok;
-	int thread_idx;		       /* node index where most thread time is */
-	int home_idx;		       /* memory node for thread_idx */
-	struct match mt;	       /* its movable memory matched to its threads (match_local) */
+	int thread_idx;	 /* node index where most thread time is */
+	int home_idx;	 /* memory node for thread_idx */
+	struct match mt; /* its movable memory matched to its threads (match_local) */
 	/* All of its memory, movable or not, for the locality people see. */
 	uint64_t all_bytes[NP_MAX_NODES];
 	uint64_t all_total, all_offline;
@@ -116,9 +101,9 @@ struct sample {
 	bool threads_split;	       /* its thread time is on more than one node */
 	int biggest_idx;	       /* node index holding the most bytes */
 	bool pinned;		       /* its allowed CPUs are all on one node */
-	bool can_narrow;	       /* the policy may set its affinity */
+	bool placeable;		       /* the plan may give it a home: nobody pinned it */
 	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
-	double task_cpus;	       /* CPUs it keeps busy */
+	double demand;		       /* CPUs it keeps busy */
 };
 
 struct placement {
@@ -152,6 +137,16 @@ void np_policy_history_init(struct np_policy_history *hist)
 	hist->proposed_node = -1;
 	hist->looks_since_dispute = LOOKS_SATURATED;
 	hist->looks_since_change = LOOKS_SATURATED;
+	hist->home_node = -1;
+}
+
+void np_plan_memo_clear(struct np_plan_memo *memo)
+{
+	free(memo->bytes);
+	free(memo->runs);
+	free(memo->allowed);
+	memset(memo, 0, sizeof(*memo));
+	memo->home = -1;
 }
 
 /* ---- text ---- */
@@ -195,7 +190,7 @@ static void action_init(struct np_action *a, const struct np_task *task)
 	memset(a, 0, sizeof(*a));
 	a->pid = task->pid;
 	a->start_ticks = task->start_ticks;
-	a->target_node = a->thread_node = a->home_node = -1;
+	a->target_node = a->thread_node = a->home_node = a->plan_home = -1;
 	a->kind = NP_ACTION_SKIP;
 	a->total_bytes = task->rss_bytes;
 }
@@ -223,13 +218,6 @@ static uint64_t view_free(const struct view *v, int idx)
 	uint64_t planned = v->planned_bytes ? v->planned_bytes[idx] : 0;
 
 	return free_bytes > planned ? free_bytes - planned : 0;
-}
-
-static double view_busy(const struct view *v, int idx)
-{
-	double busy = v->m->node_busy ? v->m->node_busy[idx] : 0.0;
-
-	return busy + (v->planned_busy ? v->planned_busy[idx] : 0.0);
 }
 
 /* Free memory a node must keep after a move. */
@@ -310,6 +298,45 @@ static void match_local(const struct view *v, const struct sample *s, const uint
 	}
 }
 
+/* Threads that did a fair share of the task's work: at least half of an
+ * equal share of its CPU time. A thread that only waits counts for none. */
+static unsigned busy_threads(const struct np_task *task)
+{
+	uint64_t total = 0;
+	unsigned n = task->nr_thread_samples, busy = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		total += task->threads[i].cpu_ticks;
+	if (!total)
+		return task->nr_threads ? task->nr_threads : 1;
+	for (unsigned i = 0; i < n; i++)
+		busy += task->threads[i].cpu_ticks * 2 * n >= total;
+	return busy ? busy : 1;
+}
+
+/* The CPUs a task keeps busy: its use since the last look, at most one per
+ * thread. Kept by our own mask to fewer CPUs than it has busy threads, it
+ * cannot show more than those: then it counts a CPU per busy thread, so
+ * that a task that outgrew its home is seen to. */
+static double task_demand(const struct np_policy_task *t, const struct np_policy_history *h,
+			  const struct np_bitmap *allowed)
+{
+	const struct np_task *task = t->task;
+	unsigned threads = task->nr_threads ? task->nr_threads : 1;
+	double d = t->cpu_percent / 100.0;
+
+	if (d > threads)
+		d = threads;
+	if (h->narrowed) {
+		unsigned cpus = np_bitmap_weight(&h->narrowed_cpus), busy = busy_threads(task);
+		unsigned could = np_bitmap_weight(allowed);
+
+		if (busy > cpus && d >= 0.9 * cpus)
+			d = busy < could ? busy : could;
+	}
+	return d;
+}
+
 /* Build the per-index view of one task: s->bytes and s->total are what the
  * daemon may move (possibly none), s->all_* all of it. Returns false when it
  * has no bytes at all. */
@@ -320,6 +347,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	const struct np_topology *topo = v->topo;
 	const struct np_task *task = t->task;
 	const struct np_bitmap *runs_on;
+	struct np_bitmap online;
 	bool ticks = false, runs_ok[NP_MAX_NODES];
 	struct match *all;
 	int pinned_idx = -1;
@@ -349,20 +377,28 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	if (np_bitmap_empty(&s->allowed_cpus)) /* no Cpus_allowed line: no limit */
 		memset(&s->allowed_cpus, 0xff, sizeof(s->allowed_cpus));
 	if (h->narrowed) {
-		if (np_bitmap_equal(&task->cpus_allowed, &h->narrowed_cpus))
+		if (np_bitmap_equal(&task->cpus_allowed, &h->narrowed_cpus)) {
 			s->allowed_cpus = h->cpus_before;
-		else
-			h->narrowed = false;
+		} else {
+			/* Its user chose its CPUs since: what we did and meant
+			 * for it is forgotten. */
+			unsigned looks = h->looks;
+
+			np_policy_history_init(h);
+			h->looks = looks;
+		}
 	}
 
 	/* Where its threads can run now: its actual mask, ours included. */
 	runs_on = np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
 
 	s->biggest_idx = 0;
+	np_bitmap_zero(&online);
 	for (int i = 0; i < (int)topo->nr_nodes; i++) {
 		const struct np_node *node = &topo->nodes[i];
 		struct np_bitmap cpus;
 
+		np_bitmap_or(&online, &online, &node->cpus);
 		if (s->bytes[i] > s->bytes[s->biggest_idx])
 			s->biggest_idx = i;
 		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
@@ -381,9 +417,15 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		}
 	}
 	s->pinned = s->nr_cpu_ok == 1;
-	s->can_narrow = cfg->affinity == NP_AFFINITY_NODE && s->nr_cpu_ok > 1 &&
-			!(task->flags & NP_PF_NO_SETAFFINITY);
-	s->task_cpus = t->cpu_percent / 100.0;
+	/* Nobody pinned it when the mask it had before ours allows every CPU
+	 * its cpuset does (every online one without a cpuset): then where it
+	 * runs within the cpuset is the daemon's to choose. */
+	if (!np_bitmap_empty(&task->cpuset_cpus))
+		np_bitmap_and(&online, &online, &task->cpuset_cpus);
+	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
+		       !(task->flags & NP_PF_NO_SETAFFINITY) &&
+		       np_bitmap_subset(&online, &s->allowed_cpus);
+	s->demand = task_demand(t, h, &s->allowed_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU
 	 * time it has used, so a busy worker counts for more than an idle
@@ -454,14 +496,8 @@ static unsigned locality_percent(const struct sample *s)
 
 /* ---- costs ---- */
 
-static double load_penalty(double load)
-{
-	return load > LOAD_COMFORT ? LOAD_WEIGHT * (load - LOAD_COMFORT) : 0.0;
-}
-
 /* The steady state of the task as it is now: average latency, in times
- * local, plus, when the policy may move threads, the load they suffer. The
- * matched part (match_local) is local; the rest of each node's thread time
+ * local. The matched part (match_local) is local; the rest of each node's thread time
  * reaches the unmatched pages in proportion. Pages on nodes that are not
  * online are charged the largest distance. */
 static double current_cost(const struct view *v, const struct sample *s)
@@ -485,19 +521,14 @@ static double current_cost(const struct view *v, const struct sample *s)
 				access += mt->have[j] * dist(topo, i, j);
 			cost += mt->want[i] * access / rest;
 		}
-		if (s->can_narrow)
-			cost += share * load_penalty(view_busy(v, i));
 	}
 	return cost;
 }
 
 /*
- * Cost of a placement: the steady state once there (latency, and the load
- * of the node the threads would share), plus the one-off costs of getting
- * there (pages to migrate, threads leaving their caches). With the affinity
- * left alone the threads stay where they run and the latency is their
- * average distance to the memory node; with it narrowed they all run on
- * @cpu_idx.
+ * Cost of a placement: the steady state once there, the threads' average
+ * distance to the memory node (they stay where they run), plus the one-off
+ * cost of the pages to migrate.
  */
 static void score(const struct view *v, const struct np_config *cfg, const struct sample *s,
 		  struct placement *p)
@@ -509,27 +540,15 @@ static void score(const struct view *v, const struct np_config *cfg, const struc
 	p->fits = view_free(v, p->mem_idx) >= p->move_bytes &&
 		  view_free(v, p->mem_idx) - p->move_bytes >= headroom(v, cfg, p->mem_idx);
 	one_off = MOVE_WEIGHT * (double)p->move_bytes / (double)s->total;
-	if (s->can_narrow) {
-		double moving =
-		    s->total_weight ? 1.0 - s->weight[p->cpu_idx] / s->total_weight : 1.0;
-		double load = view_busy(v, p->cpu_idx) +
-			      moving * s->task_cpus / topo->nodes[p->cpu_idx].nr_cpus;
-
-		p->steady = dist(topo, p->cpu_idx, p->mem_idx) + load_penalty(load);
-		one_off += THREAD_WEIGHT * moving;
-	} else {
-		p->steady = 0;
-		for (int i = 0; i < (int)topo->nr_nodes; i++)
-			if (s->weight[i] > 0)
-				p->steady +=
-				    s->weight[i] / s->total_weight * dist(topo, i, p->mem_idx);
-	}
+	p->steady = 0;
+	for (int i = 0; i < (int)topo->nr_nodes; i++)
+		if (s->weight[i] > 0)
+			p->steady += s->weight[i] / s->total_weight * dist(topo, i, p->mem_idx);
 	p->cost = p->steady + one_off;
 }
 
-/* The candidates: with narrowing, one per node the threads may run on (pages
- * to its home node); without, threads stay and pages may go to any node
- * allowed to hold them. Returns the count. */
+/* The candidates: threads stay, pages may go to any node allowed to hold
+ * them. Returns the count. */
 static unsigned candidates(const struct view *v, const struct np_config *cfg,
 			   const struct sample *s, struct placement *out)
 {
@@ -538,16 +557,8 @@ static unsigned candidates(const struct view *v, const struct np_config *cfg,
 	for (int i = 0; i < (int)v->topo->nr_nodes; i++) {
 		struct placement p = {.cpu_idx = s->thread_idx, .mem_idx = i};
 
-		if (s->can_narrow) {
-			if (!s->cpu_ok[i] || !v->topo->nodes[i].nr_cpus)
-				continue;
-			p.cpu_idx = i;
-			p.mem_idx = home_node(v, s, i);
-			if (p.mem_idx < 0)
-				continue;
-		} else if (!s->mem_ok[i]) {
+		if (!s->mem_ok[i])
 			continue;
-		}
 		score(v, cfg, s, &p);
 		out[n++] = p;
 	}
@@ -691,8 +702,8 @@ static void describe_place(char *buf, size_t len, const struct view *v, const st
 	if (s->threads_split) {
 		/* Pages beside each group of threads count: one node's share
 		 * would say little. */
-		snprintf(buf, len, "%u%% of %s beside its threads on nodes %s",
-			 locality_percent(s), np_size_text(s->total).s, thread_nodes(v, s).s);
+		snprintf(buf, len, "%u%% of %s beside its threads on nodes %s", locality_percent(s),
+			 np_size_text(s->total).s, thread_nodes(v, s).s);
 		return;
 	}
 	threads = s->pinned ? "threads pinned to" : "threads on";
@@ -732,28 +743,26 @@ static void narrow_to(struct np_action *a, const struct sample *s, const struct 
 	    np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
 
 	np_bitmap_and(&a->target_cpus, cpus, &s->allowed_cpus);
+	a->from_cpus = *now;
 	a->set_affinity =
 	    !np_bitmap_empty(&a->target_cpus) && !np_bitmap_subset(now, &a->target_cpus);
 }
 
-static void verb_text(char *buf, size_t len, const struct np_action *a, const struct view *v,
-		      int cpu_idx)
+/* " (100 MiB of 300 MiB this scan)" when the move is capped, else "". */
+static void partial_text(char *buf, size_t len, const struct np_action *a)
 {
-	struct np_size_text moved = np_size_text(a->move_bytes), all = np_size_text(a->misplaced_bytes);
-	int cpu_node = cpu_idx >= 0 ? v->topo->nodes[cpu_idx].id : -1;
-	char partial[64] = "";
-
+	buf[0] = '\0';
 	if (a->partial)
-		snprintf(partial, sizeof(partial), " (%s of %s this scan)", moved.s, all.s);
-	if (a->set_affinity && a->move_pages && cpu_node == a->target_node)
-		snprintf(buf, len, "move threads and pages to node %d%s", a->target_node, partial);
-	else if (a->set_affinity && a->move_pages)
-		snprintf(buf, len, "move threads to node %d, pages to node %d%s", cpu_node,
-			 a->target_node, partial);
-	else if (a->set_affinity)
-		snprintf(buf, len, "move threads to node %d", cpu_node);
-	else
-		snprintf(buf, len, "move pages to node %d%s", a->target_node, partial);
+		snprintf(buf, len, " (%s of %s this scan)", np_size_text(a->move_bytes).s,
+			 np_size_text(a->misplaced_bytes).s);
+}
+
+static void verb_text(char *buf, size_t len, const struct np_action *a)
+{
+	char partial[64];
+
+	partial_text(partial, sizeof(partial), a);
+	snprintf(buf, len, "move pages to node %d%s", a->target_node, partial);
 }
 
 /* The task fits no single node: keep it within the fewest nodes nearest to
@@ -766,7 +775,6 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 	bool in_set[NP_MAX_NODES] = {false};
 	uint64_t held = 0, inside = 0;
 	int anchor = -1, from = s->thread_idx >= 0 ? s->thread_idx : s->biggest_idx;
-	struct np_bitmap cpus;
 	char why[96] = "";
 
 	while (held < s->total) {
@@ -815,17 +823,11 @@ static void decide_spread(const struct view *v, const struct np_config *cfg,
 	commit_target(h, a->target_node);
 	cap_move(a, cfg);
 	set_sources(a, t);
-	if (s->can_narrow) {
-		np_bitmap_zero(&cpus);
-		for (int i = 0; i < (int)topo->nr_nodes; i++)
-			if (in_set[i])
-				np_bitmap_or(&cpus, &cpus, &topo->nodes[i].cpus);
-		narrow_to(a, s, t->task, &cpus);
-	}
 	say(a, NP_ACTION_SPREAD, NP_REASON_TOO_BIG,
 	    "%s fits no single node: spread over nodes %s, move %s%s%s", np_size_text(s->total).s,
 	    list_text(&a->target_nodes).s, np_size_text(a->move_bytes).s,
-	    a->partial ? " this scan of " : "", a->partial ? np_size_text(a->misplaced_bytes).s : "");
+	    a->partial ? " this scan of " : "",
+	    a->partial ? np_size_text(a->misplaced_bytes).s : "");
 }
 
 static void decide_sampled(const struct view *v, const struct np_config *cfg,
@@ -850,7 +852,7 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 
 	/* Exactly one possible place, and everything is there: nothing to
 	 * choose. Pages elsewhere (say, Mems_allowed changed) still move. */
-	if (s->nr_mem_ok == 1 && !s->can_narrow && s->bytes[s->home_idx] == s->total) {
+	if (s->nr_mem_ok == 1 && s->bytes[s->home_idx] == s->total) {
 		record_look(h, topo->nodes[s->home_idx].id);
 		say(a, NP_ACTION_SKIP, NP_REASON_BOUND,
 		    "all %s on node %d, the only node allowed to hold it", np_size_text(s->total).s,
@@ -915,23 +917,17 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	a->misplaced_bytes = chosen->move_bytes;
 	record_look(h, a->target_node);
 	cap_move(a, cfg);
-	if (s->can_narrow)
-		narrow_to(a, s, t->task, &topo->nodes[chosen->cpu_idx].cpus);
-	if (!a->move_pages && !a->set_affinity) {
-		/* Its pages are there and its mask already confines it there:
-		 * the threads follow by themselves. */
-		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL,
-		    "%s: its affinity already keeps it on node %d", place,
-		    topo->nodes[chosen->cpu_idx >= 0 ? chosen->cpu_idx : chosen->mem_idx].id);
+	if (!a->move_pages) {
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "%s: its memory is on node %d already",
+		    place, a->target_node);
 		return;
 	}
-	verb_text(verb, sizeof(verb), a, v, chosen->cpu_idx);
+	verb_text(verb, sizeof(verb), a);
 	if (!admit(v, h, cfg, a->target_node, s->pinned, why, sizeof(why))) {
 		say(a, NP_ACTION_KEEP, NP_REASON_HYSTERESIS, "%s: would %s; holding: %s", place,
 		    verb, why);
-		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_pages = a->partial = false;
 		a->move_bytes = 0;
-		np_bitmap_zero(&a->target_cpus);
 		return;
 	}
 	commit_target(h, a->target_node);
@@ -939,11 +935,140 @@ static void decide_sampled(const struct view *v, const struct np_config *cfg,
 	say(a, NP_ACTION_MOVE, NP_REASON_MISPLACED, "%s: %s", place, verb);
 }
 
+/* ---- homes: threads and memory placed together ---- */
+
+static struct list_text cpus_text(const struct np_bitmap *cpus)
+{
+	struct list_text t;
+
+	if (np_bitmap_format_list(cpus, t.s, sizeof(t.s)) >= sizeof(t.s))
+		strcpy(t.s + sizeof(t.s) - 4, "...");
+	return t;
+}
+
+/* Why the plan put it where it did, for the reason text. */
+static const char *plan_why(enum np_plan_reason reason)
+{
+	switch (reason) {
+	case NP_PLAN_MEMORY:
+		return "where its memory is";
+	case NP_PLAN_KEPT:
+		return "kept";
+	case NP_PLAN_HELD:
+		return "held: homes change at most once a minute";
+	case NP_PLAN_CAPACITY:
+		return "its memory's node has no CPU room for it";
+	case NP_PLAN_SWAP:
+		return "traded places with a task of other demand";
+	case NP_PLAN_SPREAD:
+		return "more CPU demand than a node has CPUs";
+	case NP_PLAN_NO_ROOM:
+		return "no node has CPU room for it";
+	case NP_PLAN_NOT_PLACED:
+		break;
+	}
+	return "not placed";
+}
+
+/* The plan gave the task a home: its threads are kept on the home's CPUs
+ * (within the mask it had) and its memory goes to the home's memory node,
+ * as much as fits. The plan holds homes, so there is no hysteresis here:
+ * with the threads kept there, nothing is chased. */
+static void decide_home(const struct view *v, const struct np_config *cfg,
+			const struct np_policy_task *t, const struct sample *s,
+			struct np_policy_history *h, struct np_action *a,
+			const struct np_planner_result *r)
+{
+	const struct np_topology *topo = v->topo;
+	int home = r->home, mem = home_node(v, s, home);
+	char place[NP_REASON_TEXT_MAX], partial[64], narrow[96] = "";
+
+	describe_place(place, sizeof(place), v, s);
+	a->locality_percent = locality_percent(s);
+	if (mem < 0) {
+		record_look(h, -1);
+		say(a, NP_ACTION_SKIP, NP_REASON_BOUND, "%s: no node it may use has memory", place);
+		return;
+	}
+	a->target_node = topo->nodes[mem].id;
+	np_nodeset_set(&a->target_nodes, (unsigned)a->target_node);
+	record_look(h, a->target_node);
+	commit_target(h, a->target_node);
+	if (h->home_node != a->plan_home) {
+		h->home_node = a->plan_home;
+		h->home_since_ms = v->m->now_ms;
+	}
+	narrow_to(a, s, t->task, &topo->nodes[home].cpus);
+	if (percent(s->bytes[mem], s->total) < cfg->locality_target_percent) {
+		uint64_t room = capacity(v, cfg, s, mem) - s->bytes[mem];
+
+		/* What the node cannot take above its headroom stays where
+		 * it is. */
+		a->misplaced_bytes = s->total - s->bytes[mem];
+		if (r->partial && r->move_bytes < a->misplaced_bytes)
+			a->misplaced_bytes = r->move_bytes;
+		if (room < a->misplaced_bytes)
+			a->misplaced_bytes = room;
+		cap_move(a, cfg);
+		if (a->move_pages)
+			set_sources(a, t);
+	}
+	if (!a->set_affinity) {
+		np_bitmap_zero(&a->target_cpus);
+		np_bitmap_zero(&a->from_cpus);
+	}
+	if (!a->move_pages && !a->set_affinity) {
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "home node %d (%s): %u%% of %s there",
+		    a->plan_home, plan_why(r->reason), percent(s->bytes[mem], s->total),
+		    np_size_text(s->total).s);
+		return;
+	}
+	if (a->set_affinity)
+		snprintf(narrow, sizeof(narrow), "threads to CPUs %s",
+			 cpus_text(&a->target_cpus).s);
+	partial_text(partial, sizeof(partial), a);
+	say(a, NP_ACTION_MOVE, NP_REASON_HOME, "%s: home node %d (%s): %s%s%s%s%s", place,
+	    a->plan_home, plan_why(r->reason), narrow, a->set_affinity && a->move_pages ? ", " : "",
+	    a->move_pages ? "pages to node " : "",
+	    a->move_pages ? list_text(&a->target_nodes).s : "", partial);
+}
+
+/* The task keeps a mask the daemon set, which is no longer wanted: the
+ * threads that still have it get the mask from before back. */
+static void give_back(const struct np_config *cfg, const struct sample *s,
+		      struct np_policy_history *h, struct np_action *a,
+		      const struct np_planner_result *r)
+{
+	enum np_reason reason = NP_REASON_GIVEN_BACK;
+	/* Without a part in the plan, and with homes on, the plan left it out:
+	 * its threads already have their memory beside them. */
+	const char *why = cfg->affinity == NP_AFFINITY_NEVER ? "affinity = never"
+			  : !r ? "its threads are beside their memory on several nodes"
+			       : np_reason_sentence(reason);
+
+	if (s->placeable && r && r->reason == NP_PLAN_SPREAD)
+		reason = NP_REASON_SPREAD;
+	else if (s->placeable && r && r->reason == NP_PLAN_NO_ROOM)
+		reason = NP_REASON_NO_CPU_ROOM;
+	record_look(h, -1);
+	a->set_affinity = a->widen = true;
+	a->from_cpus = h->narrowed_cpus;
+	a->target_cpus = h->cpus_before;
+	say(a, NP_ACTION_MOVE, reason, "%s: threads back to CPUs %s",
+	    reason == NP_REASON_GIVEN_BACK ? why : np_reason_sentence(reason),
+	    cpus_text(&h->cpus_before).s);
+}
+
 static void remember_narrowing(struct np_policy_history *h, const struct sample *s,
 			       const struct np_action *a)
 {
 	if (!a->set_affinity)
 		return;
+	if (a->widen) {
+		h->narrowed = false;
+		h->home_node = -1;
+		return;
+	}
 	h->cpus_before = s->allowed_cpus;
 	h->narrowed_cpus = a->target_cpus;
 	h->narrowed = true;
@@ -991,9 +1116,10 @@ static void unmovable_text(char *buf, size_t len, const struct np_policy_task *t
 			 np_size_text(t->shared_file_bytes).s);
 }
 
+/* Decide for one task; @r is its part of the plan (NULL: none made). */
 static void decide_one(const struct view *v, const struct np_config *cfg,
-		       const struct np_policy_task *t, struct np_action *a,
-		       struct np_policy_history *next)
+		       const struct np_policy_task *t, const struct np_planner_result *r,
+		       struct np_action *a, struct np_policy_history *next)
 {
 	struct np_policy_history h;
 	struct sample sample, *s = &sample;
@@ -1029,7 +1155,8 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		return;
 	}
 	if (!sample_task(v, cfg, t, &h, s)) {
-		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, "numa_maps shows no resident pages");
+		say(a, NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA,
+		    "numa_maps shows no resident pages");
 		return;
 	}
 	unmovable_text(unmovable, sizeof(unmovable), t);
@@ -1050,7 +1177,29 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		    np_reason_sentence(NP_REASON_SINGLE_NODE));
 		return;
 	}
-	decide_sampled(v, cfg, t, s, &h, a);
+	if (!r)
+		s->placeable = false; /* no plan, or the plan would not place it */
+	if (s->placeable && r) {
+		a->planned = true;
+		a->plan_home = r->home >= 0 ? v->topo->nodes[r->home].id : -1;
+		a->plan_reason = r->reason;
+		a->demand = s->demand;
+	}
+	if (s->placeable && r && r->home >= 0) {
+		decide_home(v, cfg, t, s, &h, a, r);
+	} else if (h.narrowed) {
+		give_back(cfg, s, &h, a, r);
+	} else {
+		decide_sampled(v, cfg, t, s, &h, a);
+		if (a->planned) {
+			/* No home: its memory follows its threads, wherever the
+			 * kernel runs them. */
+			h.home_node = -1;
+			snprintf(text, sizeof(text), "%s; no home: %s", a->reason_text,
+				 plan_why(r->reason));
+			say(a, a->kind, a->reason, "%s", text);
+		}
+	}
 
 	/* With the kernel balancing, the kernel decides; the report still
 	 * says what we would have done, but nothing is recorded. */
@@ -1058,7 +1207,7 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		snprintf(text, sizeof(text), "%s: %s",
 			 np_reason_sentence(NP_REASON_KERNEL_BALANCING), a->reason_text);
 		say(a, NP_ACTION_SKIP, NP_REASON_KERNEL_BALANCING, "%s", text);
-		a->move_pages = a->set_affinity = a->partial = false;
+		a->move_pages = a->set_affinity = a->widen = a->partial = false;
 		a->move_bytes = 0;
 		return;
 	}
@@ -1080,20 +1229,11 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		*next = h;
 }
 
-void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
-		      const struct np_policy_task *t, struct np_action *out,
-		      struct np_policy_history *next)
-{
-	struct view v = {.m = m, .topo = m->topo};
-
-	decide_one(&v, cfg, t, out, next);
-}
-
 /* Count what an action will use, so later tasks in the batch see it. Pages
  * fill the target nodes in order; the nodes they leave are not credited,
  * since migration is not instant. */
-static void plan(const struct view *v, const struct np_config *cfg, const struct np_policy_task *t,
-		 const struct np_action *a, uint64_t *bytes, double *busy)
+static void plan_bytes(const struct view *v, const struct np_config *cfg, const struct np_action *a,
+		       uint64_t *bytes)
 {
 	const struct np_topology *topo = v->topo;
 	uint64_t left = a->move_bytes;
@@ -1113,16 +1253,6 @@ static void plan(const struct view *v, const struct np_config *cfg, const struct
 			room = left;
 		bytes[idx] += room;
 		left -= room;
-	}
-	if (!a->set_affinity)
-		return;
-	for (int i = 0; i < (int)topo->nr_nodes; i++) {
-		struct np_bitmap on;
-
-		np_bitmap_and(&on, &topo->nodes[i].cpus, &a->target_cpus);
-		if (!np_bitmap_empty(&on))
-			busy[i] += t->cpu_percent / 100.0 / np_bitmap_weight(&a->target_cpus) *
-				   np_bitmap_weight(&on) / topo->nodes[i].nr_cpus;
 	}
 }
 
@@ -1156,25 +1286,196 @@ bool np_policy_locate(const struct np_policy_machine *m, const struct np_config 
 	return ok;
 }
 
+/* ---- the plan ---- */
+
+/* What the plan needs of a task, from its sample; the memo is emptied for
+ * a task the plan does not count (no sample). Returns 0 or -ENOMEM. */
+static int memo_fill(const struct view *v, const struct np_config *cfg,
+		     const struct np_policy_task *t, struct sample *s, struct np_plan_memo *mm)
+{
+	const struct np_topology *topo = v->topo;
+	unsigned n = topo->nr_nodes;
+	struct np_policy_history h;
+	bool own_memory = false;
+	uint64_t best_share = 0;
+
+	np_plan_memo_clear(mm);
+	if (t->hist)
+		h = *t->hist;
+	else
+		np_policy_history_init(&h);
+	if (t->task->kthread || !t->task->has_details || !t->node_bytes ||
+	    (v->m->filter && np_filter_excludes(v->m->filter, t->task, NULL, 0)) ||
+	    !sample_task(v, cfg, t, &h, s) || s->total == 0)
+		return 0;
+	mm->bytes = calloc(n, sizeof(*mm->bytes));
+	mm->runs = calloc(n, sizeof(*mm->runs));
+	mm->allowed = calloc(n, sizeof(*mm->allowed));
+	if (!mm->bytes || !mm->runs || !mm->allowed) {
+		np_plan_memo_clear(mm);
+		return -ENOMEM;
+	}
+	mm->nr_nodes = n;
+	mm->placeable = s->placeable;
+	mm->demand = s->demand;
+	mm->home = h.home_node >= 0 ? np_topology_index(topo, h.home_node) : -1;
+	mm->home_since_ms = h.home_since_ms;
+	/* All of its memory, movable or not, says where its threads belong:
+	 * memory the user bound to a node is best reached from there. */
+	mm->total = s->all_total;
+	/* A node whose own memory it may use is a better home than one whose
+	 * threads would reach for another node's: those come first. */
+	for (unsigned i = 0; i < n; i++)
+		own_memory |= s->cpu_ok[i] && topo->nodes[i].nr_cpus && s->mem_ok[i];
+	for (unsigned i = 0; i < n; i++) {
+		int mem = home_node(v, s, (int)i);
+
+		mm->bytes[i] = mem >= 0 ? s->all_bytes[mem] : 0;
+		best_share = mm->bytes[i] > best_share ? mm->bytes[i] : best_share;
+		mm->runs[i] = s->total_weight > 0 ? s->weight[i] / s->total_weight : 0;
+		mm->allowed[i] = s->cpu_ok[i] && topo->nodes[i].nr_cpus && mem >= 0 &&
+				 (!own_memory || mem == (int)i);
+	}
+	/* Threads already beside their memory on several nodes (each thread
+	 * by its own slice, as first touch leaves it) are better off than on
+	 * any one node: a home would only make part of it remote. */
+	if (s->threads_split && s->all_local > (double)best_share / (double)s->all_total + EPSILON)
+		mm->placeable = false;
+	return 0;
+}
+
+static struct np_planner_task planner_task(const struct view *v, const struct np_plan_memo *mm,
+					   bool acted_on)
+{
+	bool holds = mm->home >= 0 && v->m->now_ms - mm->home_since_ms < NP_POLICY_HOME_HOLD_MS;
+
+	return (struct np_planner_task){
+	    .demand = mm->demand,
+	    .bytes = mm->bytes,
+	    .total = mm->total,
+	    .runs = mm->runs,
+	    .allowed = mm->allowed,
+	    .home = mm->home,
+	    /* A home decided at another look stands until that task's own
+	     * next look. */
+	    .held = holds || (!acted_on && mm->home >= 0),
+	    .placeable = mm->placeable,
+	    .acted_on = acted_on,
+	};
+}
+
+/* The nearest node with memory to @idx (itself when it has some). */
+static int memory_node_of(const struct np_topology *topo, int idx)
+{
+	int best = -1;
+
+	for (int j = 0; j < (int)topo->nr_nodes; j++)
+		if (topo->nodes[j].mem_total &&
+		    (best < 0 || dist(topo, idx, j) < dist(topo, idx, best)))
+			best = j;
+	return topo->nodes[idx].mem_total ? idx : best;
+}
+
+/* Plan the homes of @nr tasks (their memos) with m->known around them. */
+static int make_plan(const struct view *v, const struct np_config *cfg,
+		     const struct np_plan_memo *memos, size_t nr, struct np_planner_result *res,
+		     struct np_planner_load *load)
+{
+	const struct np_topology *topo = v->topo;
+	const struct np_policy_machine *m = v->m;
+	unsigned n = topo->nr_nodes;
+	size_t total = nr + m->nr_known, k = 0;
+	struct np_planner_node *nodes = calloc(n, sizeof(*nodes));
+	struct np_planner_task *tasks = calloc(total + 1, sizeof(*tasks));
+	struct np_planner_result *all = calloc(total + 1, sizeof(*all));
+	size_t *of = calloc(nr + 1, sizeof(*of));
+	int err = -ENOMEM;
+
+	if (!nodes || !tasks || !all || !of)
+		goto out;
+	for (size_t i = 0; i < nr; i++) {
+		of[i] = SIZE_MAX;
+		if (memos[i].nr_nodes == n) {
+			of[i] = k;
+			tasks[k++] = planner_task(v, &memos[i], true);
+		}
+	}
+	for (size_t i = 0; i < m->nr_known; i++)
+		if (m->known[i].nr_nodes == n)
+			tasks[k++] = planner_task(v, &m->known[i], false);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t free_bytes = view_free(v, (int)i), keep = headroom(v, cfg, (int)i);
+		double busy = (m->node_busy ? m->node_busy[i] : 0.0) * topo->nodes[i].nr_cpus;
+
+		/* What the node is busy with, less the tasks the plan places. */
+		for (size_t j = 0; j < k; j++)
+			busy -= tasks[j].demand * tasks[j].runs[i];
+		nodes[i] = (struct np_planner_node){
+		    .cpus = topo->nodes[i].nr_cpus,
+		    .background = busy > 0 ? busy : 0,
+		    .mem_room = free_bytes > keep ? free_bytes - keep : 0,
+		    .mem_node = memory_node_of(topo, (int)i),
+		};
+	}
+	err = np_planner_run(nodes, n, topo->distance, tasks, k, all, load);
+	for (size_t i = 0; !err && i < nr; i++)
+		res[i] = of[i] == SIZE_MAX ? (struct np_planner_result){.home = -1} : all[of[i]];
+out:
+	free(nodes);
+	free(tasks);
+	free(all);
+	free(of);
+	return err;
+}
+
+void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
+		      const struct np_policy_task *t, struct np_action *out,
+		      struct np_policy_history *next)
+{
+	/* Out of memory the plan is not made, and the task is decided as if
+	 * its threads were not the daemon's to place. */
+	if (np_policy_decide_all(m, cfg, t, 1, out, next, NULL, NULL) < 0) {
+		struct view v = {.m = m, .topo = m->topo};
+
+		decide_one(&v, cfg, t, NULL, out, next);
+	}
+}
+
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
 			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions,
-			 struct np_policy_history *next)
+			 struct np_policy_history *next, struct np_plan_memo *memos,
+			 struct np_planner_load *node_load)
 {
 	unsigned nodes = m->topo->nr_nodes;
 	uint64_t *bytes = calloc(nodes, sizeof(*bytes));
-	double *busy = calloc(nodes, sizeof(*busy));
-	struct view v = {.m = m, .topo = m->topo, .planned_bytes = bytes, .planned_busy = busy};
+	struct np_plan_memo *own = memos ? NULL : calloc(nr + 1, sizeof(*own));
+	struct np_planner_result *res = calloc(nr + 1, sizeof(*res));
+	struct sample *s = malloc(sizeof(*s));
+	struct view v = {.m = m, .topo = m->topo, .planned_bytes = bytes};
+	struct np_plan_memo *mm = memos ? memos : own;
+	int err = -ENOMEM;
 
-	if (!bytes || !busy) {
-		free(bytes);
-		free(busy);
-		return -ENOMEM;
-	}
+	if (!bytes || !mm || !res || !s)
+		goto out;
+	err = 0;
+	for (size_t i = 0; i < nr && !err; i++)
+		err = memo_fill(&v, cfg, &tasks[i], s, &mm[i]);
+	if (!err && nodes > 1)
+		err = make_plan(&v, cfg, mm, nr, res, node_load);
+	if (err)
+		goto out;
 	for (size_t i = 0; i < nr; i++) {
-		decide_one(&v, cfg, &tasks[i], &actions[i], next ? &next[i] : NULL);
-		plan(&v, cfg, &tasks[i], &actions[i], bytes, busy);
+		decide_one(&v, cfg, &tasks[i],
+			   nodes > 1 && mm[i].nr_nodes && mm[i].placeable ? &res[i] : NULL,
+			   &actions[i], next ? &next[i] : NULL);
+		plan_bytes(&v, cfg, &actions[i], bytes);
 	}
+out:
+	for (size_t i = 0; own && i < nr; i++)
+		np_plan_memo_clear(&own[i]);
+	free(own);
 	free(bytes);
-	free(busy);
-	return 0;
+	free(res);
+	free(s);
+	return err;
 }

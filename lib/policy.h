@@ -9,6 +9,7 @@
 #include "config.h"
 #include "filter.h"
 #include "numa_maps.h"
+#include "planner.h"
 #include "reason.h"
 #include "task.h"
 #include "topology.h"
@@ -38,12 +39,14 @@ struct np_action {
 	enum np_action_kind kind;
 	enum np_reason reason;
 	bool move_pages;		/* migrate pages from source_nodes into target_nodes */
-	bool set_affinity;		/* set the threads' affinity to target_cpus */
+	bool set_affinity;		/* threads whose mask is from_cpus get target_cpus */
+	bool widen;			/* set_affinity gives back the mask it had before */
 	bool partial;			/* move_bytes was capped by max_migrate_mb_per_scan */
 	int target_node;		/* where it goes, or would go if held back; -1: nowhere */
 	struct np_nodeset target_nodes; /* MOVE: {target_node}; SPREAD: the set */
 	struct np_nodeset source_nodes; /* nodes holding the pages to move */
 	struct np_bitmap target_cpus;	/* when set_affinity */
+	struct np_bitmap from_cpus;	/* when set_affinity: the mask it has now */
 	uint64_t move_bytes;		/* bytes to migrate this scan (after the cap) */
 	uint64_t misplaced_bytes;	/* bytes outside the target, before the cap */
 	uint64_t total_bytes;		/* resident bytes it may move, over all nodes */
@@ -52,6 +55,12 @@ struct np_action {
 	 * the share, 0..1, of all its memory local to its threads. */
 	int thread_node, home_node;
 	double locality;
+	/* The machine-wide plan, for a task whose threads the daemon places:
+	 * its home node (-1: none) and why, and the CPUs it keeps busy. */
+	bool planned;
+	int plan_home;
+	enum np_plan_reason plan_reason;
+	double demand;
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 
@@ -74,7 +83,33 @@ struct np_policy_history {
 	bool narrowed;			/* the policy narrowed the affinity to target_cpus */
 	struct np_bitmap narrowed_cpus; /* what it set */
 	struct np_bitmap cpus_before;	/* the task's allowed CPUs before that */
+	int home_node;			/* the plan's home node id; -1: none */
+	uint64_t home_since_ms;		/* when home_node was last set (machine clock) */
 };
+
+/* A home changes at most this often, unless its user changes the task's
+ * CPUs: a task has time to settle, and no back-and-forth is possible. */
+#define NP_POLICY_HOME_HOLD_MS UINT64_C(60000)
+
+/*
+ * What the planner keeps of a task between its looks, so that the tasks
+ * decided at one tick are planned around the ones decided earlier. Arrays
+ * are by topology index, nr_nodes entries; owned by the memo.
+ */
+struct np_plan_memo {
+	unsigned nr_nodes; /* 0: empty */
+	bool placeable;	   /* the daemon may narrow its threads */
+	double demand;	   /* CPUs it kept busy at its last look */
+	int home;	   /* home node index; -1: none */
+	uint64_t home_since_ms;
+	uint64_t total;	 /* movable bytes */
+	uint64_t *bytes; /* movable bytes per node */
+	double *runs;	 /* share of thread time per node */
+	bool *allowed;	 /* may be homed there */
+};
+
+/* Free the arrays; @memo reads as empty after. */
+void np_plan_memo_clear(struct np_plan_memo *memo);
 
 /* The machine at one scan. */
 struct np_policy_machine {
@@ -92,6 +127,12 @@ struct np_policy_machine {
 	 * for hysteresis_periods agreeing looks is decided as if this look
 	 * had lasted that long. */
 	bool one_look;
+	/* The clock, in ms, for home hold times. */
+	uint64_t now_ms;
+	/* Tasks decided at earlier looks and not now (not owned): the plan
+	 * counts their demand and may not move them. */
+	const struct np_plan_memo *known;
+	size_t nr_known;
 };
 
 /* One task as sampled by one scan. */
@@ -128,15 +169,20 @@ void np_policy_decide(const struct np_policy_machine *m, const struct np_config 
 		      struct np_policy_history *next);
 
 /*
- * Decide for @nr tasks into actions[0..nr-1], in order. Memory and CPU
- * planned for earlier tasks in the batch count as used when deciding later
- * ones, so two tasks do not both fill the same node. The caller orders tasks
- * by priority. next[i] (when @next is not NULL) gets task i's next history.
- * Returns 0 or -ENOMEM.
+ * Decide for @nr tasks into actions[0..nr-1], in order. The tasks whose
+ * threads the daemon may place (affinity = unpinned, nobody pinned them)
+ * get their home nodes from one plan over them and m->known; memory
+ * planned for earlier tasks in the batch counts as used when deciding
+ * later ones, so two tasks do not both fill the same node. The caller
+ * orders tasks by priority. next[i] (when @next is not NULL) gets task i's
+ * next history, memos[i] (when not NULL; empty or owned, replaced) what
+ * the plan keeps of it, and node_load (when not NULL, topo->nr_nodes
+ * entries) the plan's CPU demand per node. Returns 0 or -ENOMEM.
  */
 int np_policy_decide_all(const struct np_policy_machine *m, const struct np_config *cfg,
 			 const struct np_policy_task *tasks, size_t nr, struct np_action *actions,
-			 struct np_policy_history *next);
+			 struct np_policy_history *next, struct np_plan_memo *memos,
+			 struct np_planner_load *node_load);
 
 /*
  * Where the policy sees a task: @thread_node, the node where most of its

@@ -39,6 +39,10 @@ enum np_reason {
 	NP_REASON_NO_DETAILS,	    /* skip: allowed CPUs and nodes were not read */
 	NP_REASON_USER_POLICY,	    /* keep: its misplaced memory is the user's to place */
 	NP_REASON_SHARED,	    /* keep: its misplaced memory is shared with other tasks */
+	NP_REASON_HOME,		    /* move: threads and memory to the home node the plan gave it */
+	NP_REASON_SPREAD,	    /* no home: more CPU demand than a node has CPUs */
+	NP_REASON_NO_CPU_ROOM,	    /* no home: no node it may use has CPU room for it */
+	NP_REASON_GIVEN_BACK,	    /* the mask the daemon set is no longer wanted: restored */
 	/* Carrying it out. */
 	NP_REASON_NO_EFFECT,	  /* the last move of it moved nothing: backing off */
 	NP_REASON_NO_SETAFFINITY, /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <syslog.h>
 
-
 const char *np_human_bytes(uint64_t bytes, char *buf, size_t size)
 {
 	static const char units[] = "KMGTPE";
@@ -65,27 +64,34 @@ static void printable_comm(const char *comm, char *buf, size_t size)
 static void write_topology_text(const struct np_snapshot *report, FILE *out)
 {
 	const struct np_topology *topo = report->topo;
-	char cpus[64], total[16], free_[16];
+	char cpus[64], total[16], free_[16], demand[24];
 	unsigned ncpus = 0;
 
 	for (unsigned i = 0; i < topo->nr_nodes; i++)
 		ncpus += topo->nodes[i].nr_cpus;
 	fprintf(out, "%u node%s, %u CPU%s, kernel NUMA balancing: %s\n\n", topo->nr_nodes,
 		topo->nr_nodes == 1 ? "" : "s", ncpus, ncpus == 1 ? "" : "s",
-		report->kernel_numa_balancing < 0   ? "absent"
+		report->kernel_numa_balancing < 0    ? "absent"
 		: report->kernel_numa_balancing == 0 ? "off"
 						     : "on");
-	fprintf(out, "%-5s %-12s %8s %8s %5s  %s\n", "NODE", "CPUS", "TOTAL", "FREE", "LOAD",
-		"DISTANCES");
+	fprintf(out, "%-5s %-12s %8s %8s %5s %9s  %s\n", "NODE", "CPUS", "TOTAL", "FREE", "LOAD",
+		"DEMAND", "DISTANCES");
 	for (unsigned i = 0; i < topo->nr_nodes; i++) {
 		const struct np_node *node = &topo->nodes[i];
 
 		if (np_bitmap_format_list(&node->cpus, cpus, sizeof(cpus)) >= sizeof(cpus))
 			strcpy(cpus + sizeof(cpus) - 4, "...");
-		fprintf(out, "%-5d %-12s %8s %8s %4.0f%% ", node->id, node->nr_cpus ? cpus : "-",
+		/* The plan's CPU demand homed or running there, of its CPUs. */
+		if (report->node_plan && node->nr_cpus)
+			snprintf(demand, sizeof(demand), "%.1f/%u", report->node_plan[i].demand,
+				 report->node_plan[i].cpus);
+		else
+			snprintf(demand, sizeof(demand), "-");
+		fprintf(out, "%-5d %-12s %8s %8s %4.0f%% %9s ", node->id,
+			node->nr_cpus ? cpus : "-",
 			np_human_bytes(node->mem_total, total, sizeof(total)),
 			np_human_bytes(node->mem_free, free_, sizeof(free_)),
-			report->node_load[i] * 100);
+			report->node_load[i] * 100, demand);
 		for (unsigned j = 0; j < topo->nr_nodes; j++)
 			fprintf(out, " %3u", topo->distance[i * topo->nr_nodes + j]);
 		fputc('\n', out);
@@ -103,8 +109,14 @@ static void write_decision_text(const struct np_snap_task *rt, FILE *out)
 	}
 	switch (a->kind) {
 	case NP_ACTION_MOVE:
-		snprintf(what, sizeof(what), "move %s->N%d",
-			 np_human_bytes(a->move_bytes, size, sizeof(size)), a->target_node);
+		if (a->widen)
+			snprintf(what, sizeof(what), "widen");
+		else if (!a->move_pages && a->set_affinity)
+			snprintf(what, sizeof(what), "narrow->N%d", a->plan_home);
+		else
+			snprintf(what, sizeof(what), "%s %s->N%d",
+				 a->set_affinity ? "home" : "move",
+				 np_human_bytes(a->move_bytes, size, sizeof(size)), a->target_node);
 		break;
 	case NP_ACTION_SPREAD:
 		snprintf(what, sizeof(what), "spread");
@@ -181,21 +193,24 @@ static json_object *topology_json(const struct np_snapshot *report)
 		}
 		for (unsigned j = 0; j < topo->nr_nodes; j++)
 			json_object_array_add(
-				dist, json_object_new_int((int)topo->distance[i * topo->nr_nodes + j]));
+			    dist, json_object_new_int((int)topo->distance[i * topo->nr_nodes + j]));
 		json_object_object_add(n, "id", json_object_new_int(node->id));
 		json_object_object_add(n, "cpus", cpus);
 		json_object_object_add(n, "mem_total_bytes", json_u64(node->mem_total));
 		json_object_object_add(n, "mem_free_bytes", json_u64(node->mem_free));
 		json_object_object_add(n, "file_pages_bytes", json_u64(node->file_pages));
 		json_object_object_add(n, "cpu_load", json_object_new_double(report->node_load[i]));
+		json_object_object_add(
+		    n, "plan_cpu_demand",
+		    report->node_plan ? json_object_new_double(report->node_plan[i].demand) : NULL);
 		json_object_object_add(n, "distances", dist);
 		json_object_array_add(nodes, n);
 	}
 	json_object_object_add(obj, "nodes", nodes);
 	json_object_object_add(obj, "kernel_numa_balancing",
 			       report->kernel_numa_balancing < 0
-				       ? NULL
-				       : json_object_new_int(report->kernel_numa_balancing));
+				   ? NULL
+				   : json_object_new_int(report->kernel_numa_balancing));
 	return obj;
 }
 
@@ -210,6 +225,41 @@ static json_object *node_map_json(const struct np_snap_task *rt, const uint64_t 
 		snprintf(key, sizeof(key), "%u", n);
 		json_object_object_add(obj, key, json_u64(bytes[n]));
 	}
+	return obj;
+}
+
+static json_object *cpus_json(const struct np_bitmap *cpus)
+{
+	json_object *arr = json_object_new_array();
+
+	np_bitmap_for_each(cpu, cpus)
+	{
+		json_object_array_add(arr, json_object_new_int(cpu));
+	}
+	return arr;
+}
+
+/* The machine-wide plan's part of a decision; null for a task whose
+ * threads are not the daemon's to place. */
+static json_object *plan_json(const struct np_action *a)
+{
+	json_object *obj;
+
+	if (!a->planned && !a->set_affinity)
+		return NULL;
+	obj = json_object_new_object();
+	json_object_object_add(obj, "home_node",
+			       a->plan_home < 0 ? NULL : json_object_new_int(a->plan_home));
+	json_object_object_add(
+	    obj, "reason",
+	    a->planned ? json_object_new_string(np_plan_reason_name(a->plan_reason)) : NULL);
+	json_object_object_add(obj, "cpu_demand", json_object_new_double(a->demand));
+	json_object_object_add(obj, "set_affinity", json_object_new_boolean(a->set_affinity));
+	json_object_object_add(obj, "widen", json_object_new_boolean(a->widen));
+	json_object_object_add(obj, "affinity_from",
+			       a->set_affinity ? cpus_json(&a->from_cpus) : NULL);
+	json_object_object_add(obj, "affinity_to",
+			       a->set_affinity ? cpus_json(&a->target_cpus) : NULL);
 	return obj;
 }
 
@@ -228,8 +278,7 @@ static json_object *task_json(const struct np_snap_task *rt)
 			       rt->home_node < 0 ? NULL : json_object_new_int(rt->home_node));
 	json_object_object_add(obj, "node_bytes", node_map_json(rt, rt->mem.node_bytes));
 	json_object_object_add(obj, "anon_node_bytes", node_map_json(rt, rt->mem.anon_bytes));
-	json_object_object_add(obj, "movable_node_bytes",
-			       node_map_json(rt, rt->mem.movable_bytes));
+	json_object_object_add(obj, "movable_node_bytes", node_map_json(rt, rt->mem.movable_bytes));
 	json_object_object_add(obj, "locality",
 			       has_locality(rt) ? json_object_new_double(rt->locality) : NULL);
 	if (rt->has_decision) {
@@ -244,6 +293,7 @@ static json_object *task_json(const struct np_snap_task *rt)
 				       a->target_node < 0 ? NULL
 							  : json_object_new_int(a->target_node));
 		json_object_object_add(obj, "move_bytes", json_u64(a->move_bytes));
+		json_object_object_add(obj, "plan", plan_json(a));
 	}
 	return obj;
 }
@@ -262,8 +312,8 @@ int np_report_write_json(const struct np_snapshot *report, FILE *out)
 	json_object_object_add(root, "tasks", tasks);
 	if (fprintf(out, "%s\n",
 		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-								 JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+							     JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
 		err = -EIO;
 	json_object_put(root);
 	return err;

@@ -17,6 +17,7 @@ void np_snapshot_free(struct np_snapshot *snap)
 		np_snap_task_clear(&snap->tasks[i]);
 	free(snap->tasks);
 	free(snap->node_load);
+	free(snap->node_plan);
 	np_topology_free(snap->topo);
 	free(snap);
 }

@@ -42,7 +42,10 @@ struct np_snap_task {
 
 struct np_snapshot {
 	struct np_topology *topo;
-	double *node_load;	   /* per topo->nodes[i], 0..1 */
+	double *node_load; /* per topo->nodes[i], 0..1 */
+	/* The plan's CPU demand per node against its CPUs (per topo->nodes[i]);
+	 * NULL when no plan was made this tick. */
+	struct np_planner_load *node_plan;
 	int kernel_numa_balancing; /* kernel.numa_balancing, -1 when absent */
 	uint64_t uptime_ms;
 	/* A one-shot look: a first move waiting for agreeing looks is decided

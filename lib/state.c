@@ -15,6 +15,7 @@ static void state_release(struct np_task_state *st)
 	np_act_task_release(&st->act);
 	free(st->hist);
 	st->hist = NULL;
+	np_plan_memo_clear(&st->memo);
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,
@@ -25,6 +26,7 @@ static void state_init(struct np_task_state *st, const struct np_task *task,
 	st->start_ticks = task->start_ticks;
 	np_sched_task_init(sched, &st->sched);
 	np_act_task_init(&st->act);
+	st->memo.home = -1;
 	st->no_effect_node = -1;
 }
 

@@ -25,6 +25,8 @@ struct np_task_state {
 	 * history holds CPU masks, and most listed tasks are never decided
 	 * on, so the table stays small to sync. */
 	struct np_policy_history *hist;
+	/* What the plan keeps of it from its last look (empty before). */
+	struct np_plan_memo memo;
 	struct np_act_task act;
 	/* The engine's. */
 	bool looked;	       /* read and decided at least once */

@@ -454,6 +454,41 @@ static int cgroup_read(int dirfd, struct np_task *task)
 	return err;
 }
 
+/* The CPUs its cgroup's cpuset gives it (cpuset.cpus.effective), from the
+ * nearest cgroup up the path that has the file: without the cpuset
+ * controller a cgroup has none and its parent's applies. None found (no
+ * cgroup v2, no cpuset controller): left empty, which means unknown. Only
+ * -ENOMEM is an error: an odd file is the same as none. */
+static int cpuset_read(struct np_ctx *ctx, struct np_task *task)
+{
+	size_t n = strlen(task->cgroup);
+	char *path = malloc(n + 64), *buf;
+	size_t len;
+	int err;
+
+	if (!path)
+		return -ENOMEM;
+	for (;;) {
+		while (n > 1 && task->cgroup[n - 1] == '/')
+			n--;
+		snprintf(path, n + 64, "sys/fs/cgroup%.*s/cpuset.cpus.effective",
+			 n == 1 ? 0 : (int)n, task->cgroup);
+		err = np_ctx_read_file(ctx, path, 1u << 16, &buf, &len);
+		if (!err) {
+			if (np_bitmap_parse_list(&task->cpuset_cpus, buf, strcspn(buf, "\n")) < 0)
+				np_bitmap_zero(&task->cpuset_cpus);
+			free(buf);
+			break;
+		}
+		if (err == -ENOMEM || n <= 1)
+			break;
+		while (n > 1 && task->cgroup[n - 1] != '/')
+			n--;
+	}
+	free(path);
+	return err == -ENOMEM ? err : 0;
+}
+
 static int compare_threads(const void *a, const void *b)
 {
 	const struct np_thread *x = a, *y = b;
@@ -542,6 +577,8 @@ int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 		err = status_read(ctx, dirfd, what, task);
 	if (!err)
 		err = cgroup_read(dirfd, task);
+	if (!err && task->cgroup && task->cgroup[0] == '/')
+		err = cpuset_read(ctx, task);
 	if (!err)
 		err = threads_read(ctx, dirfd, what, task);
 	close(dirfd);
@@ -577,6 +614,7 @@ void np_task_clear(struct np_task *task)
 	task->nr_thread_samples = 0;
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);
+	np_bitmap_zero(&task->cpuset_cpus);
 	np_nodeset_zero(&task->mems_allowed);
 }
 

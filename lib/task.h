@@ -77,6 +77,9 @@ struct np_task {
 	struct np_bitmap cpus_allowed;
 	struct np_nodeset mems_allowed;
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
+	/* Its cgroup's cpuset.cpus.effective; empty: unknown (no cgroup v2
+	 * cpuset), then the online CPUs bound it. */
+	struct np_bitmap cpuset_cpus;
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
 };

@@ -697,7 +697,7 @@ static void test_dry_run_affinity(void)
 	for (unsigned c = 4; c < 8; c++)
 		np_bitmap_set(&node_cpus, c);
 
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &node_cpus, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &node_cpus, &res), 0);
 	CHECK_INT(res.nr, 3);
 	CHECK_INT(res.counts[NP_THREAD_NARROWED], 1);
 	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
@@ -731,8 +731,29 @@ static void test_dry_run_affinity(void)
 	CHECK_U64(np_stats_skips(stats, NP_REASON_NO_SETAFFINITY), 1);
 	np_affinity_result_clear(&res);
 
+	/* Replacing exactly: only the thread whose mask is @from (0-7, the
+	 * one 4242 had) gets the new one; 4243's own 0-1 is left alone, not
+	 * even narrowed; giving back replaces the set mask with the old. */
+	np_actuator_clear_records(act);
+	np_bitmap_zero(&want);
+	for (unsigned c = 0; c < 8; c++)
+		np_bitmap_set(&want, c);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &want, &node_cpus, &res), 0);
+	CHECK_INT(res.counts[NP_THREAD_NARROWED], 1);
+	CHECK_INT(res.counts[NP_THREAD_OTHER_MASK], 1);
+	CHECK_INT(res.counts[NP_THREAD_EMPTY], 0);
+	rec = np_actuator_records(act, &nr);
+	CHECK(nr == 1 && rec[0].tid == 4242 && np_bitmap_equal(&rec[0].cpus, &node_cpus));
+	np_affinity_result_clear(&res);
+	/* The fixture still shows 0-7 for 4242: a mask of 4-7 to give back
+	 * is nowhere, so nothing changes. */
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &node_cpus, &want, &res), 0);
+	CHECK_INT(res.counts[NP_THREAD_NARROWED], 0);
+	CHECK_INT(res.counts[NP_THREAD_OTHER_MASK], 2);
+	np_affinity_result_clear(&res);
+
 	task.flags = NP_PF_NO_SETAFFINITY;
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &node_cpus, &res), -EPERM);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &node_cpus, &res), -EPERM);
 	np_affinity_result_clear(&res);
 	np_actuator_free(act);
 	np_act_task_release(&at);
@@ -1203,7 +1224,7 @@ static void test_real_affinity(void)
 	first = np_bitmap_next(&mine, 0);
 	np_bitmap_zero(&one);
 	np_bitmap_set(&one, (unsigned)first);
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &one, &res), 0);
 	CHECK_INT(res.nr, 1);
 	CHECK_INT(res.threads[0].tid, child);
 	CHECK_INT(res.threads[0].outcome, NP_THREAD_NARROWED);
@@ -1211,17 +1232,17 @@ static void test_real_affinity(void)
 	CHECK(np_bitmap_equal(&res.threads[0].before, &mine));
 	np_affinity_result_clear(&res);
 	/* Again: already inside. */
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &one, &res), 0);
 	CHECK_INT(res.counts[NP_THREAD_UNCHANGED], 1);
 	np_affinity_result_clear(&res);
 	/* A node whose CPUs the thread may not use: never widened. */
 	np_bitmap_zero(&one);
 	np_bitmap_set(&one, (unsigned)np_bitmap_next(&mine, (unsigned)first + 1));
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), 0);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &one, &res), 0);
 	CHECK_INT(res.counts[NP_THREAD_EMPTY], 1);
 	np_affinity_result_clear(&res);
 	reap(child);
-	CHECK_INT(np_actuator_set_affinity(act, &at, &task, &one, &res), -ESRCH);
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &one, &res), -ESRCH);
 	np_affinity_result_clear(&res);
 	np_act_task_release(&at);
 	np_actuator_free(act);

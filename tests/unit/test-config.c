@@ -52,7 +52,7 @@ static void test_defaults(void)
 	CHECK_U64(cfg.tick_ms, 1000);
 	CHECK_U64(cfg.min_rss_mb, 100);
 	CHECK_INT(cfg.locality_target_percent, 90);
-	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_UNPINNED);
 	CHECK_INT(cfg.kernel_balancing, NP_KBAL_DEFER);
 	CHECK_INT(cfg.log_level, LOG_NOTICE);
 	CHECK_INT(cfg.metrics_listen.family, AF_UNSPEC);
@@ -113,7 +113,7 @@ static void test_every_key(void)
 	CHECK_INT(cfg.hysteresis_periods, 0);
 	CHECK_U64(cfg.migrate_rate_mb_s, 65536);
 	CHECK_U64(cfg.max_migrate_mb_per_scan, 1);
-	CHECK_INT(cfg.affinity, NP_AFFINITY_NODE);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_UNPINNED);
 	CHECK_INT(cfg.kernel_balancing, NP_KBAL_IGNORE);
 	CHECK_INT(cfg.include_comm.n, 2);
 	CHECK_STR(cfg.include_comm.v[1], "java*");
@@ -145,12 +145,48 @@ static void test_every_key(void)
 	CHECK_U64(cfg.min_rss_mb, 5);
 	CHECK_INT(cfg.include_comm.n, 0);
 	CHECK_INT(cfg.metrics_listen.family, AF_UNSPEC);
-	CHECK_INT(cfg.affinity, NP_AFFINITY_NONE);
+	CHECK_INT(cfg.affinity, NP_AFFINITY_UNPINNED);
 	np_config_free(&again);
 	np_config_free(&cfg);
 }
 
 /* A copy owns all it points to: the original can go, or be parsed over. */
+/* Every spelling of affinity, and what -nv prints for it. */
+static void test_affinity_spellings(void)
+{
+	static const struct {
+		const char *value;
+		enum np_affinity_mode mode;
+	} cases[] = {
+	    {"unpinned", NP_AFFINITY_UNPINNED}, {"node", NP_AFFINITY_UNPINNED},
+	    {"never", NP_AFFINITY_NEVER},	{"memory-only", NP_AFFINITY_NEVER},
+	    {"none", NP_AFFINITY_NEVER},
+	};
+	struct np_config cfg;
+	struct np_config_errors errs = {0};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[64], *out = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		np_config_init(&cfg);
+		snprintf(text, sizeof(text), "affinity = %s\n", cases[i].value);
+		CHECK_INT(parse(text, &cfg, &errs), 0);
+		CHECK_INT(cfg.affinity, cases[i].mode);
+		f = open_memstream(&out, &len);
+		np_config_write(&cfg, f);
+		fclose(f);
+		CHECK(strstr(out, cases[i].mode == NP_AFFINITY_NEVER ? "affinity = never\n"
+								     : "affinity = unpinned\n"));
+		free(out);
+		np_config_free(&cfg);
+	}
+	/* Aliases are accepted, not offered. */
+	CHECK_STR(only_error("affinity = both\n"),
+		  "t.conf:1: affinity: 'both' is not one of: unpinned, never");
+}
+
 static void test_copy(void)
 {
 	const char *text = "include_comm = a b*\n"
@@ -224,7 +260,7 @@ static void test_errors(void)
 	CHECK_STR(only_error("\n\nlocality_target_percent = 0\n"),
 		  "t.conf:3: locality_target_percent: 0 is out of range 1..100");
 	CHECK_STR(only_error("affinity = cpu\n"),
-		  "t.conf:1: affinity: 'cpu' is not one of: none, node");
+		  "t.conf:1: affinity: 'cpu' is not one of: unpinned, never");
 	CHECK_STR(only_error("log_level = error\n"),
 		  "t.conf:1: log_level: 'error' is not one of: err, warning, notice, info, debug");
 	CHECK_STR(only_error("tick_ms = 5\ntick_ms = 6\n"),
@@ -401,7 +437,7 @@ static void test_error_order_and_lines(void)
 		CHECK_STR(errs.msg[0], "t.conf:2: scan_period_max_ms: 900 is less than "
 				       "scan_period_min_ms (1000, the default)");
 		CHECK_STR(errs.msg[1], "t.conf:3: min_rss_mb: 'x' is not a non-negative integer");
-		CHECK_STR(errs.msg[2], "t.conf:6: affinity: 'both' is not one of: none, node");
+		CHECK_STR(errs.msg[2], "t.conf:6: affinity: 'both' is not one of: unpinned, never");
 	}
 	/* A second refused parse appends. */
 	CHECK_INT(parse("x = 1\n", &cfg, &errs), -EINVAL);
@@ -706,6 +742,7 @@ int main(void)
 {
 	test_defaults();
 	test_every_key();
+	test_affinity_spellings();
 	test_copy();
 	test_refused_file_keeps_config();
 	test_errors();

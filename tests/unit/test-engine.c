@@ -23,6 +23,8 @@ static void test_report_decisions(void)
 	const struct np_snap_task *t;
 
 	np_config_init(&cfg);
+	/* Memory only: what these check is where memory goes. */
+	cfg.affinity = NP_AFFINITY_NEVER;
 	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
 	CHECK_INT(np_engine_look_once(ctx, &cfg, 1 << 20, &r), 0);
 	CHECK_INT(r->nr_tasks, 4); /* not the kernel thread */
@@ -76,6 +78,8 @@ static void test_ticks(void)
 	struct np_ctx *ctx;
 
 	np_config_init(&cfg);
+	/* Memory only: what these check is where memory goes. */
+	cfg.affinity = NP_AFFINITY_NEVER;
 	/* A fixture's CPU times stand still: without this, every task would be
 	 * idle after its first look. */
 	cfg.min_cpu_percent = 0;
@@ -142,6 +146,59 @@ static void test_ticks(void)
 	np_ctx_free(ctx);
 }
 
+/* With the defaults a task nobody pinned gets a home: the hog's memory is
+ * on node 1, so its threads are narrowed there; the plan's demand per node
+ * is in the snapshot. */
+static void test_home(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	const struct np_action_record *rec;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_snapshot *snap;
+	struct np_ctx *ctx;
+	unsigned nr;
+
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap->nr_tasks == 2);
+	if (snap->nr_tasks == 2) {
+		const struct np_snap_task *hog = &snap->tasks[0];
+
+		CHECK_INT(hog->task.pid, 100);
+		CHECK_INT(hog->action.kind, NP_ACTION_MOVE);
+		CHECK_INT(hog->action.reason, NP_REASON_HOME);
+		CHECK(hog->action.planned);
+		CHECK_INT(hog->action.plan_home, 1);
+		CHECK_INT(hog->action.plan_reason, NP_PLAN_MEMORY);
+		CHECK(hog->action.set_affinity);
+		CHECK_INT(hog->outcome, NP_SNAP_DONE);
+		CHECK(strstr(hog->action.reason_text, "threads to CPUs 2-3"));
+	}
+	CHECK(snap->node_plan != NULL);
+	if (snap->node_plan)
+		CHECK_INT(snap->node_plan[1].cpus, 2);
+	/* Both threads narrowed; its 3 stack pages on node 0 leave it above
+	 * the locality target, so no page moves. */
+	rec = np_engine_dry_records(engine, &nr);
+	CHECK_INT(nr, 2);
+	if (nr == 2) {
+		CHECK_INT(rec[0].kind, NP_RECORD_AFFINITY);
+		CHECK_INT(rec[1].kind, NP_RECORD_AFFINITY);
+		CHECK_INT(rec[1].tid, 101);
+	}
+	np_snapshot_free(snap);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
 /* Memory the actuator will not move (under the task's own policy, or file
  * pages other tasks map) is not misplaced: the report and the daemon agree
  * on it. */
@@ -153,13 +210,16 @@ static void test_user_policy(void)
 	const struct np_snap_task *t;
 
 	np_config_init(&cfg);
+	/* Memory only: what these check is where memory goes. */
+	cfg.affinity = NP_AFFINITY_NEVER;
 	CHECK_INT(np_ctx_new(fixture("userpolicy-2node"), &ctx), 0);
 	CHECK_INT(np_engine_look_once(ctx, &cfg, 1 << 20, &r), 0);
 	/* All of it under prefer:1. */
 	t = find_task(r, 100);
 	CHECK(t && t->action.kind == NP_ACTION_KEEP && t->action.reason == NP_REASON_USER_POLICY);
 	if (t) {
-		CHECK(strstr(t->action.reason_text, "400 MiB under its own memory policy (prefer)"));
+		CHECK(
+		    strstr(t->action.reason_text, "400 MiB under its own memory policy (prefer)"));
 		CHECK_U64(t->action.move_bytes, 0);
 	}
 	/* Only the anonymous part moves; the shared file stays. */
@@ -190,6 +250,8 @@ static void test_no_effect(void)
 	unsigned no_effect = 0, first = 0, deferred = 0;
 
 	np_config_init(&cfg);
+	/* Memory only: what these check is where memory goes. */
+	cfg.affinity = NP_AFFINITY_NEVER;
 	cfg.min_cpu_percent = 0;
 	cfg.min_rss_mb = 1;
 	CHECK_INT(np_ctx_new(fixture("userpolicy-2node"), &ctx), 0);
@@ -228,5 +290,6 @@ int main(void)
 	test_user_policy();
 	test_no_effect();
 	test_ticks();
+	test_home();
 	return check_done();
 }

@@ -20,6 +20,7 @@ struct job {
 	uint64_t bytes[MAXN];
 	double runs[MAXN];
 	bool has_runs;
+	uint64_t total; /* 0: the sum of bytes */
 	int home;
 	bool held, fixed, not_acted;
 };
@@ -56,6 +57,8 @@ static void run(const struct machine *m, struct job *jobs, size_t nr, struct np_
 
 		for (unsigned n = 0; n < m->nr; n++)
 			total += jobs[i].bytes[n];
+		if (jobs[i].total)
+			total = jobs[i].total;
 		tasks[i] = (struct np_planner_task){
 		    .demand = jobs[i].demand,
 		    .bytes = jobs[i].bytes,
@@ -269,8 +272,8 @@ static void test_too_big(void)
 
 /* 4 nodes, asymmetric: node 3 has memory but no CPUs, node 2 has CPUs and
  * no memory of its own (its threads' memory goes to node 3). A task with
- * its memory on node 3 cannot be homed there; node 2's memory node is 3,
- * so node 2 is where its memory is local: home 2, nothing to move. */
+ * its 300 MiB on node 3 cannot be homed there; homed on node 2 its memory
+ * would be local (bytes[2] says so), so home 2, nothing to move. */
 static void test_memory_only_and_cpuless(void)
 {
 	struct machine m;
@@ -284,7 +287,8 @@ static void test_memory_only_and_cpuless(void)
 	m.distance[2 * 4 + 3] = 12;
 	m.distance[3 * 4 + 2] = 17;
 	job_init(&j, 1.0, -1);
-	j.bytes[3] = 300 * MIB;
+	j.bytes[2] = j.bytes[3] = 300 * MIB;
+	j.total = 300 * MIB;
 	run(&m, &j, 1, &r, NULL);
 	CHECK_INT(r.home, 2);
 	CHECK_U64(r.move_bytes, 0);

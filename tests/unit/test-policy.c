@@ -147,8 +147,10 @@ struct policy_case {
 	const char *cpus_allowed;	  /* NULL: every CPU */
 	const char *mems_allowed;	  /* NULL: every node */
 	bool no_numa_maps, no_details;
-	bool empty_masks; /* status had no Cpus_allowed or Mems_allowed line */
-	unsigned slots;	  /* numa_maps node slots; 0: one per node */
+	bool empty_masks;   /* status had no Cpus_allowed or Mems_allowed line */
+	const char *cpuset; /* cpuset.cpus.effective; NULL: none read */
+	double cpu_percent; /* since the last look; 0: 100 */
+	unsigned slots;	    /* numa_maps node slots; 0: one per node */
 	struct expect want;
 };
 
@@ -215,38 +217,70 @@ static const struct policy_case cases[] = {
 		 .text = "node 0 would keep less than 10% free"},
     },
     {
-	.name = "threads' node without headroom; with affinity=node threads go to the pages",
+	.name = "unpinned: home where most of its memory is, threads and the rest go there",
 	.topo = &two_nodes,
 	.set_free = true,
 	.free_mib = {100, 12288},
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {192, 320},
 	.threads = "0-3",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
-		 .move_mib = 192, .cpus = "4-7", .text = "move threads and pages to node 1"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .pages = true, .affinity = true,
+		 .move_mib = 192, .cpus = "4-7",
+		 .text = "home node 1 (where its memory is): threads to CPUs 4-7, pages to node 1"},
     },
     {
-	.name = "affinity=node: a near tie stays with the threads' node (margin)",
+	.name = "unpinned: memory decides the home, not where the threads happen to run",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {192, 320},
 	.threads = "0-3",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
-		 .move_mib = 320, .cpus = "0-3", .text = "move threads and pages to node 0"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .pages = true, .affinity = true,
+		 .move_mib = 192, .cpus = "4-7"},
     },
     {
-	.name = "affinity=node: threads go to memory that is all on the other node",
+	.name = "unpinned: threads go to memory that is all on the other node",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {0, 512},
 	.threads = "0-3",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .affinity = true, .cpus = "4-7",
-		 .text = "100% of 512 MiB on node 1, threads on node 0: move threads to node 1"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .affinity = true, .cpus = "4-7",
+		 .text = "100% of 512 MiB on node 1, threads on node 0: home node 1 (where its "
+			 "memory is): threads to CPUs 4-7"},
+    },
+    {
+	.name = "unpinned, threads beside their memory on two nodes: no home would do better",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.mem_mib = {256, 256},
+	.threads = "0-1,4-5",
+	.want = {NP_ACTION_KEEP, NP_REASON_LOCAL, -1,
+		 .text = "100% of 512 MiB beside its threads on nodes 0-1"},
+    },
+    {
+	.name = "unpinned within a one-node cpuset: no home to choose, memory path",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.mem_mib = {0, 512},
+	.threads = "4-7",
+	.cpuset = "4-7",
+	.cpus_allowed = "4-7",
+	.want = {NP_ACTION_KEEP, NP_REASON_LOCAL, -1,
+		 .text = "100% of 512 MiB on node 1, where its threads run"},
+    },
+    {
+	.name = "unpinned, more CPU demand than a node has CPUs: no home, memory-only",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.cpu_percent = 600,
+	.mem_mib = {0, 512},
+	.threads = "0-5",
+	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1,
+		 .text = "no home: more CPU demand than a node has CPUs"},
     },
     {
 	.name = "pinned by the user: pages move to the pinned node, affinity untouched",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {0, 512},
 	.threads = "0-3",
 	.cpus_allowed = "0-3",
@@ -264,7 +298,7 @@ static const struct policy_case cases[] = {
     {
 	.name = "memory and CPUs bound to one node, all there: nothing to choose",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {512, 0},
 	.threads = "0-3",
 	.cpus_allowed = "0-3",
@@ -281,13 +315,13 @@ static const struct policy_case cases[] = {
 	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1},
     },
     {
-	.name = "mems_allowed excludes the threads' node, affinity=node: threads go to it",
+	.name = "mems_allowed excludes the threads' node, unpinned: home where it may use memory",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {256, 256},
 	.threads = "0-3",
 	.mems_allowed = "1",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .pages = true, .affinity = true,
 		 .move_mib = 256, .cpus = "4-7"},
     },
     {
@@ -367,12 +401,12 @@ static const struct policy_case cases[] = {
     {
 	.name = "no Cpus_allowed or Mems_allowed line: no limit, not bound",
 	.topo = &two_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.empty_masks = true,
 	.mem_mib = {192, 320},
 	.threads = "0-3",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
-		 .move_mib = 320, .cpus = "0-3", .sources = "1"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .pages = true, .affinity = true,
+		 .move_mib = 192, .cpus = "4-7", .sources = "0"},
     },
 
     /* Four nodes: a memoryless CPU node and a memory-only node. */
@@ -401,12 +435,12 @@ static const struct policy_case cases[] = {
 		 .text = "threads on node 2: move pages to node 1"},
     },
     {
-	.name = "affinity=node: threads never go to the memory-only node",
+	.name = "unpinned: never homed on the memory-only node",
 	.topo = &four_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {[3] = 2048},
 	.threads = "0-1",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 0, .pages = true, .affinity = true,
 		 .partial = true, .move_mib = 1024, .cpus = "0-1"},
     },
     {
@@ -419,15 +453,26 @@ static const struct policy_case cases[] = {
     },
 
     {
-	.name = "affinity=node within a user's cpuset over two nodes: narrowed inside it",
+	.name = "unpinned within its cpuset over two nodes: homed inside it",
 	.topo = &four_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.busy = {0.95},
 	.mem_mib = {[3] = 1024},
 	.threads = "0-1",
 	.cpus_allowed = "1-5",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 1, .pages = true, .affinity = true,
-		 .move_mib = 1024, .cpus = "2-3"},
+	.cpuset = "1-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 0, .pages = true, .affinity = true,
+		 .move_mib = 1024, .cpus = "1"},
+    },
+    {
+	.name = "a mask narrower than its cpuset is its user's: memory follows the threads",
+	.topo = &four_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.mem_mib = {[3] = 1024},
+	.threads = "0-1",
+	.cpus_allowed = "1-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .move_mib = 1024,
+		 .text = "threads on node 0: move pages to node 0"},
     },
 
     /* Eight nodes: two sockets and far memory. */
@@ -444,23 +489,24 @@ static const struct policy_case cases[] = {
 		 .text = "10.0 GiB fits no single node: spread over nodes 0-1, move 4096 MiB"},
     },
     {
-	.name = "affinity=node, idle machine: threads stay, pages come (margin)",
+	.name = "unpinned, across sockets: threads go to most of the memory",
 	.topo = &eight_nodes,
-	.affinity = NP_AFFINITY_NODE,
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {205, [4] = 307},
 	.threads = "0-1",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 0, .pages = true, .affinity = true,
-		 .move_mib = 307, .cpus = "0-1"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 4, .pages = true, .affinity = true,
+		 .move_mib = 205, .cpus = "8-9"},
     },
     {
-	.name = "affinity=node, threads' node busy: threads go to the pages' idle node",
+	.name = "unpinned, the memory's node busy with other work: the next node with CPU room",
 	.topo = &eight_nodes,
-	.busy = {0.95},
-	.affinity = NP_AFFINITY_NODE,
+	.busy = {0, 0, 0, 0, 1.0},
+	.affinity = NP_AFFINITY_UNPINNED,
 	.mem_mib = {205, [4] = 307},
 	.threads = "0-1",
-	.want = {NP_ACTION_MOVE, NP_REASON_MISPLACED, 4, .pages = true, .affinity = true,
-		 .move_mib = 205, .cpus = "8-9"},
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 0, .pages = true, .affinity = true,
+		 .move_mib = 307, .cpus = "0-1",
+		 .text = "home node 0 (its memory's node has no CPU room for it)"},
     },
     {
 	.name = "same socket, moderately misplaced: still moves home",
@@ -556,6 +602,8 @@ static void build(struct built *b, const struct policy_case *c)
 		np_bitmap_zero(&b->task.cpus_allowed);
 		np_nodeset_zero(&b->task.mems_allowed);
 	}
+	if (c->cpuset)
+		parse_cpus(&b->task.cpuset_cpus, c->cpuset);
 	build_task(b, c->threads, c->mem_mib);
 	if (b->task.rss_bytes == 0)
 		b->task.rss_bytes = 512 * MiB; /* VmRSS counts what numa_maps may not */
@@ -563,7 +611,7 @@ static void build(struct built *b, const struct policy_case *c)
 	    .task = &b->task,
 	    .node_bytes = c->no_numa_maps ? NULL : b->node_bytes,
 	    .nr_node_slots = c->slots ? c->slots : c->topo->nr,
-	    .cpu_percent = 100,
+	    .cpu_percent = c->cpu_percent ? c->cpu_percent : 100,
 	};
 }
 
@@ -883,13 +931,14 @@ static void test_partial_continues(void)
 	free(b);
 }
 
-/* The mask the policy set is not mistaken for the user's pinning. */
+/* The mask the policy set is not mistaken for the user's pinning, a mask
+ * the user set over it is theirs, and one no longer wanted is given back. */
 static void test_own_narrowing_is_not_pinning(void)
 {
 	static const struct policy_case base = {
 	    .name = "narrowing",
 	    .topo = &two_nodes,
-	    .affinity = NP_AFFINITY_NODE,
+	    .affinity = NP_AFFINITY_UNPINNED,
 	    .mem_mib = {192, 320},
 	    .threads = "0-3",
 	};
@@ -899,27 +948,122 @@ static void test_own_narrowing_is_not_pinning(void)
 	struct np_action a;
 
 	build(b, &base);
+	b->machine.now_ms = 1000;
 	np_policy_history_init(&hist);
 	b->input.hist = &hist;
-	/* Threads not pinned: three looks that agree, then the move. */
-	for (int look = 0; look < 3; look++)
-		decide(&b->machine, &b->cfg, &b->input, &a);
-	CHECK_INT(a.kind, NP_ACTION_MOVE);
-	CHECK(a.set_affinity);
-	CHECK(hist.narrowed);
-
-	/* The actuator narrowed it; later all its memory ends up on node 1. */
-	b->task.cpus_allowed = a.target_cpus;
-	build_task(b, "0-3", all_on_1);
+	/* Nobody pinned it: homed at the first look, threads narrowed first. */
 	decide(&b->machine, &b->cfg, &b->input, &a);
-	CHECK(strstr(a.reason_text, "pinned") == NULL);
-	CHECK(strstr(a.reason_text, "move threads to node 1") != NULL);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK(a.set_affinity && !a.widen);
+	CHECK(cpus_are(&a.from_cpus, "0-63"));
+	CHECK(cpus_are(&a.target_cpus, "4-7"));
+	CHECK(hist.narrowed);
+	CHECK_INT(hist.home_node, 1);
+	CHECK_U64(hist.home_since_ms, 1000);
+	CHECK(a.planned);
+	CHECK_INT(a.plan_home, 1);
+	CHECK_INT(a.plan_reason, NP_PLAN_MEMORY);
 
-	/* Someone else set the same-looking mask: that is a pin. */
-	np_policy_history_init(&hist);
+	/* The actuator narrowed it; later all its memory is on node 1. */
+	b->task.cpus_allowed = a.target_cpus;
+	build_task(b, "4-7", all_on_1);
+	b->machine.now_ms = 5000;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+	CHECK(strstr(a.reason_text, "pinned") == NULL);
+	CHECK(strstr(a.reason_text, "home node 1 (held") != NULL);
+	CHECK(hist.narrowed);
+	CHECK_U64(hist.home_since_ms, 1000);
+
+	/* The user pins it to node 0 meanwhile: that mask is theirs. */
+	b->task.cpus_allowed = (struct np_bitmap){{0}};
+	parse_cpus(&b->task.cpus_allowed, "0-3");
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(strstr(a.reason_text, "threads pinned to node 0: move pages to node 0") != NULL);
 	CHECK(!a.set_affinity);
+	CHECK(!hist.narrowed);
+	CHECK_INT(hist.home_node, -1);
+
+	/* Someone else set a mask like ours, with no history of ours: a pin. */
+	np_policy_history_init(&hist);
+	parse_cpus(&b->task.cpus_allowed, "4-7");
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(strstr(a.reason_text, "on node 1, where its threads run") != NULL);
+	CHECK(!a.set_affinity && !a.planned);
+
+	/* Ours again, and then affinity = never: the mask from before comes
+	 * back, for the threads that still have ours. */
+	np_policy_history_init(&hist);
+	parse_cpus(&b->task.cpus_allowed, "0-63");
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(hist.narrowed);
+	b->task.cpus_allowed = a.target_cpus;
+	b->cfg.affinity = NP_AFFINITY_NEVER;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK_STR(np_reason_name(a.reason), "given-back");
+	CHECK(a.set_affinity && a.widen);
+	CHECK(cpus_are(&a.from_cpus, "4-7"));
+	CHECK(cpus_are(&a.target_cpus, "0-63"));
+	CHECK(!hist.narrowed);
+	unbuild(b);
+	free(b);
+}
+
+/* A home holds for NP_POLICY_HOME_HOLD_MS; a task that outgrows its home
+ * (more busy threads than it has CPUs, all of them used) is spread and its
+ * mask given back. */
+static void test_home_hold_and_outgrow(void)
+{
+	static const struct policy_case base = {
+	    .name = "hold",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {192, 320},
+	    .threads = "0-3",
+	};
+	static const uint64_t mostly_on_0[MAX_TEST_NODES] = {500, 12};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	struct np_action a;
+
+	build(b, &base);
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	b->machine.now_ms = 10000;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(hist.home_node, 1);
+	b->task.cpus_allowed = a.target_cpus;
+
+	/* Its memory turns out to be on node 0 (say, it allocated anew): held
+	 * for a minute, the home stays and pages go there. */
+	build_task(b, "4-7", mostly_on_0);
+	b->machine.now_ms = 10000 + NP_POLICY_HOME_HOLD_MS - 1;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.plan_home, 1);
+	CHECK_INT(a.plan_reason, NP_PLAN_HELD);
+	CHECK_INT(a.target_node, 1);
+	CHECK(!a.set_affinity);
+	/* After the hold the home is kept while its node has room: the
+	 * memory comes home, the threads stay. */
+	b->machine.now_ms = 10000 + NP_POLICY_HOME_HOLD_MS;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.plan_home, 1);
+	CHECK_INT(a.plan_reason, NP_PLAN_KEPT);
+	CHECK(a.move_pages && !a.set_affinity);
+	CHECK_U64(hist.home_since_ms, 10000);
+
+	/* Six busy threads (two last seen where they may no longer run) kept
+	 * on node 1's four CPUs, all four used: it outgrew the node, and gets
+	 * its CPUs back. */
+	build_task(b, "0-1,4-7", mostly_on_0);
+	b->input.cpu_percent = 400;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.plan_reason, NP_PLAN_SPREAD);
+	CHECK_STR(np_reason_name(a.reason), "spread");
+	CHECK(a.set_affinity && a.widen);
+	CHECK(cpus_are(&a.target_cpus, "0-63"));
+	CHECK(!hist.narrowed);
 	unbuild(b);
 	free(b);
 }
@@ -955,7 +1099,8 @@ static void test_batch_accounts_planned_moves(void)
 	decide(&b1->machine, &b1->cfg, &tasks[1], &actions[1]);
 	CHECK_INT(actions[1].kind, NP_ACTION_MOVE);
 
-	CHECK_INT(np_policy_decide_all(&b1->machine, &b1->cfg, tasks, 2, actions, NULL), 0);
+	CHECK_INT(np_policy_decide_all(&b1->machine, &b1->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
 	CHECK_INT(actions[0].kind, NP_ACTION_MOVE);
 	CHECK_INT(actions[0].target_node, 0);
 	CHECK_INT(actions[1].pid, 4343);
@@ -1017,7 +1162,7 @@ static void random_machine(struct random_case *r)
 						.node_busy = r->busy,
 						.kernel_numa_balancing = rnd(8) == 0};
 	np_config_init(&r->cfg);
-	r->cfg.affinity = rnd(2) ? NP_AFFINITY_NODE : NP_AFFINITY_NONE;
+	r->cfg.affinity = rnd(2) ? NP_AFFINITY_UNPINNED : NP_AFFINITY_NEVER;
 	r->cfg.kernel_balancing = rnd(2) ? NP_KBAL_DEFER : NP_KBAL_IGNORE;
 	r->cfg.node_mem_headroom_percent = (unsigned)rnd(31);
 	r->cfg.locality_target_percent = 50 + (unsigned)rnd(51);
@@ -1117,7 +1262,7 @@ static void check_invariants(const struct random_case *r, const struct np_bitmap
 		cpu_nodes += !np_bitmap_empty(&on);
 	}
 	if (a->set_affinity) {
-		if (r->cfg.affinity != NP_AFFINITY_NODE)
+		if (r->cfg.affinity != NP_AFFINITY_UNPINNED)
 			violated("affinity set with affinity=none", a);
 		if (cpu_nodes < 2)
 			violated("affinity changed for a task pinned to one node", a);
@@ -1190,6 +1335,7 @@ int main(void)
 	test_no_ping_pong();
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();
+	test_home_hold_and_outgrow();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();
