@@ -289,6 +289,19 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/* What the daemon narrowed goes back to what it was: a stopped daemon
+ * places nothing, so it keeps nothing placed. */
+static void give_back(struct daemon *d)
+{
+	unsigned restored = 0, left = 0;
+
+	np_engine_give_back_all(d->engine, &restored, &left);
+	if (restored || left)
+		np_logger_log(d->log, left ? LOG_WARNING : LOG_NOTICE,
+			      "gave %u task%s the CPU mask it had before%s", restored,
+			      restored == 1 ? "" : "s", left ? "; some could not be given back" : "");
+}
+
 static void on_stop(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -494,6 +507,7 @@ int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 		}
 		if (event_base_dispatch(d.base) < 0)
 			d.exit_status = EXIT_FAILURE;
+		give_back(&d);
 	}
 	if (ready_fd >= 0)
 		close(ready_fd);

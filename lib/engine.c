@@ -179,6 +179,42 @@ unsigned np_engine_tracked(const struct np_engine *engine)
 	return engine->states.nr;
 }
 
+int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsigned *left)
+{
+	unsigned done = 0, failed = 0;
+
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		struct np_task_state *st = &engine->states.v[i];
+		struct np_affinity_result res;
+		struct np_task task = {.pid = st->pid, .start_ticks = st->start_ticks};
+		int err;
+
+		if (!st->hist || !st->hist->narrowed)
+			continue;
+		/* A stop is no time to wait out a backoff. */
+		np_backoff_succeeded(&st->act.backoff);
+		err =
+		    np_actuator_set_affinity(engine->act, &st->act, &task, &st->hist->narrowed_cpus,
+					     &st->hist->cpus_before, &res);
+		if (!err || err == -ESRCH) {
+			/* Gone: its mask went with it. */
+			st->hist->narrowed = false;
+			st->hist->home_node = -1;
+			done += !err;
+		} else {
+			failed++;
+			np_log(engine->ctx, LOG_WARNING, "pid %d: giving its CPU mask back: %s",
+			       st->pid, strerror(-err));
+		}
+		np_affinity_result_clear(&res);
+	}
+	if (restored)
+		*restored = done;
+	if (left)
+		*left = failed;
+	return 0;
+}
+
 const struct np_action_record *np_engine_dry_records(const struct np_engine *engine, unsigned *nr)
 {
 	return np_actuator_records(engine->act, nr);
@@ -495,27 +531,50 @@ static void log_affinity(const struct np_engine *engine, const struct np_snap_ta
 		       res->counts[NP_THREAD_NARROWED], res->counts[NP_THREAD_OTHER_MASK]);
 }
 
-/* Carry out one move. Fills e->outcome and e->moved_bytes. */
-static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st)
+/* One move being carried out: threads first, for every task of the tick,
+ * then pages. */
+struct acting {
+	bool started;	   /* not held back by a no-effect backoff */
+	int err;	   /* of the affinity step */
+	unsigned narrowed; /* threads given a new mask */
+};
+
+/* The threads' part: kept on the home's CPUs, they stop wandering off while
+ * any task's pages move. */
+static void act_threads(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st,
+			struct acting *ac)
 {
 	const struct np_action *a = &e->action;
 	struct np_affinity_result ares = {0};
-	struct np_move_result res = {0};
-	int err = 0;
 
+	memset(ac, 0, sizeof(*ac));
 	if (st->no_effect_node == a->target_node && st->no_effect_looks) {
 		st->no_effect_looks--;
 		np_stats_add_skip(engine->stats, NP_REASON_NO_EFFECT);
 		e->outcome = NP_SNAP_DEFERRED;
 		return;
 	}
-	/* Threads first: kept on the home's CPUs, they stop wandering off
-	 * while their pages move. */
+	ac->started = true;
 	if (a->set_affinity) {
-		err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->from_cpus,
-					       &a->target_cpus, &ares);
-		log_affinity(engine, e, &ares, err);
+		ac->err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->from_cpus,
+						   &a->target_cpus, &ares);
+		log_affinity(engine, e, &ares, ac->err);
+		ac->narrowed = ares.counts[NP_THREAD_NARROWED];
 	}
+	np_affinity_result_clear(&ares);
+}
+
+/* The pages' part, and what came of both. Fills e->outcome and
+ * e->moved_bytes. */
+static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st,
+		      const struct acting *ac)
+{
+	const struct np_action *a = &e->action;
+	struct np_move_result res = {0};
+	int err = ac->err;
+
+	if (!ac->started)
+		return;
 	if (!err && a->move_pages) {
 		err = np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
 					     a->target_node, a->move_bytes, &res);
@@ -525,7 +584,7 @@ static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task
 	/* The actuator counts its own skips (vanished, backoff, rate). */
 	if (err) {
 		e->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
-	} else if (!res.bytes_moved && !ares.counts[NP_THREAD_NARROWED]) {
+	} else if (!res.bytes_moved && !ac->narrowed) {
 		/* Nothing it could move, nothing to narrow: trying again next
 		 * look would change nothing either. */
 		e->outcome = NP_SNAP_NO_EFFECT;
@@ -541,7 +600,6 @@ static void act(struct np_engine *engine, struct np_snap_task *e, struct np_task
 		st->no_effect_node = -1;
 		st->no_effect_wait = 0;
 	}
-	np_affinity_result_clear(&ares);
 }
 
 /* What the look means for the task's scan period. */
@@ -572,6 +630,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	struct np_policy_history *next;
 	struct np_action *actions;
 	struct np_plan_memo *memos, *known;
+	struct acting *acting;
+	bool acts;
 	int err;
 
 	if (!t->nr_picked)
@@ -580,10 +640,11 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	actions = calloc(t->nr_picked, sizeof(*actions));
 	next = calloc(t->nr_picked, sizeof(*next));
 	memos = calloc(t->nr_picked, sizeof(*memos));
+	acting = calloc(t->nr_picked, sizeof(*acting));
 	known = known_memos(engine, t, &m.nr_known);
 	m.known = known;
 	snap->node_plan = calloc(snap->topo->nr_nodes, sizeof(*snap->node_plan));
-	if (!tasks || !actions || !next || !memos || !known || !snap->node_plan) {
+	if (!tasks || !actions || !next || !memos || !acting || !known || !snap->node_plan) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -596,6 +657,17 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
 				   snap->node_plan);
+	/* A one-shot look acts on nothing, and neither does a tick asked to
+	 * stop. */
+	acts = !err && !t->opts->look_once &&
+	       !(engine->should_stop && engine->should_stop(engine->stop_data));
+	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
+		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
+
+		e->action = actions[i];
+		if (actions[i].kind == NP_ACTION_MOVE)
+			act_threads(engine, e, t->picked_state[i], &acting[i]);
+	}
 	for (unsigned i = 0; !err && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 		struct np_task_state *st = t->picked_state[i];
@@ -611,11 +683,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		 * node): like a keep, it is a task passed over. */
 		if (a->kind != NP_ACTION_MOVE)
 			np_stats_add_skip(engine->stats, a->reason);
-		/* A one-shot look acts on nothing, and neither does a tick
-		 * asked to stop. */
-		if (a->kind == NP_ACTION_MOVE && !t->opts->look_once &&
-		    !(engine->should_stop && engine->should_stop(engine->stop_data)))
-			act(engine, e, st);
+		if (acts && a->kind == NP_ACTION_MOVE)
+			act_pages(engine, e, st, &acting[i]);
 		/* The history records a move as made: only one that was made
 		 * is committed. */
 		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) ||
@@ -646,6 +715,7 @@ out:
 	for (unsigned i = 0; memos && i < t->nr_picked; i++)
 		np_plan_memo_clear(&memos[i]);
 	free(memos);
+	free(acting);
 	free(known);
 	free(tasks);
 	free(actions);

@@ -71,6 +71,11 @@ void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, 
 /* Number of tasks the engine keeps state for. */
 unsigned np_engine_tracked(const struct np_engine *engine);
 
+/* Give every mask the daemon set back, for the threads that still have
+ * it (at the daemon's stop): @restored counts the tasks given back, @left
+ * the ones a call failed for (NULL: not wanted). Returns 0. */
+int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsigned *left);
+
 /* A dry run's records of the last tick (what it would have done, in
  * order); valid until the next tick. */
 const struct np_action_record *np_engine_dry_records(const struct np_engine *engine, unsigned *nr);

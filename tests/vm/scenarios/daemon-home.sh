@@ -1,0 +1,82 @@
+# Homes for tasks nobody pinned, with the defaults. Two 2-thread hogs with
+# their memory on node 0, free to run on every CPU: they do not fit node 0's
+# two CPUs together. The daemon gives each a home: one stays on node 0, the
+# other goes to node 1 with its memory; both end at least 90% local. Then
+# the user pins one thread of the first hog; at SIGTERM the daemon gives
+# every mask it set back, and leaves that thread's mask alone.
+. /np/scenarios/daemon-lib.sh
+
+np_numa_balancing 0
+np_loopback_up
+all=$(cat /sys/devices/system/cpu/online)
+
+# First touch on node 0's CPUs, then the user frees them: no mask of theirs.
+start_hog() {
+	rm -f "$1"
+	taskset -c "$(np_node_cpus 0)" np-hog --threads 2 --mib 64 --policy local --pause-ms 0 \
+		>"$1" 2>&1 &
+	HOG=$!
+	np_wait_ready "$1"
+	taskset -a -p -c "$all" "$HOG" >/dev/null || np_fail "cannot free the threads of $HOG"
+}
+start_hog /tmp/hog-a.out
+hog_a=$HOG
+start_hog /tmp/hog-b.out
+hog_b=$HOG
+before_a=$(np_affinity "$hog_a")
+before_b=$(np_affinity "$hog_b")
+
+np_daemon_start <<CONF
+min_rss_mb = 32
+tick_ms = 100
+scan_delay_ms = 500
+scan_period_min_ms = 500
+metrics_listen = 127.0.0.1:0
+log_level = debug
+CONF
+start=$NP_DAEMON_START_MS
+
+# The node a task's main thread is kept on, or -1 while it may run anywhere.
+home_of() {
+	mask=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status")
+	for n in $(ls -d /sys/devices/system/node/node* | sed 's/.*node//'); do
+		[ "$mask" = "$(np_node_cpus "$n")" ] && { echo "$n"; return; }
+	done
+	echo -1
+}
+
+local_enough() {
+	h=$(home_of "$1")
+	[ "$h" -ge 0 ] && [ "$(np_percent_on_node "$1" "$h")" -ge 90 ]
+}
+
+until local_enough "$hog_a" && local_enough "$hog_b"; do
+	if [ $(($(np_ms) - start)) -ge 20000 ]; then
+		for i in 1 2 3; do cat /proc/$NP_DAEMON_PID/syscall; cut -d' ' -f3,14,15 /proc/$NP_DAEMON_PID/stat; sleep 1; done
+		np_fail "after 60 s: hog a home $(home_of "$hog_a"), hog b home $(home_of "$hog_b")"
+	fi
+	sleep 0.1
+done
+local_ms=$(($(np_ms) - start))
+home_a=$(home_of "$hog_a")
+home_b=$(home_of "$hog_b")
+[ "$home_a" != "$home_b" ] || np_fail "both hogs homed on node $home_a"
+moved=$(np_metric_moved_mib 0 1)
+echo "daemon-home: both hogs 90% local after $local_ms ms, homes $home_a and $home_b, $moved MiB moved"
+
+# The user pins one thread of hog a meanwhile: that mask is theirs.
+tid=$(ls "/proc/$hog_a/task" | sed -n 2p)
+taskset -p -c 0 "$tid" >/dev/null || np_fail "cannot pin thread $tid"
+sleep 1
+np_daemon_stop
+grep -q 'gave 2 tasks the CPU mask it had before' "$NP_DAEMON_LOG" ||
+	np_fail "no give-back logged: $(tail -n 5 "$NP_DAEMON_LOG")"
+
+after_a=$(np_affinity "$hog_a")
+after_b=$(np_affinity "$hog_b")
+want_a=$(echo "$before_a" | sed "s/\\b$tid:[^ ]*/$tid:0/")
+kill "$hog_a" "$hog_b"
+[ "$after_b" = "$before_b" ] || np_fail "hog b not given back: $before_b -> $after_b"
+[ "$after_a" = "$want_a" ] || np_fail "hog a: want $want_a, have $after_a"
+echo "daemon-home: after SIGTERM hog b $after_b, hog a $after_a (thread $tid the user's)"
+grep -v "read numa_maps" "$NP_DAEMON_LOG" | cut -c12-300
