@@ -12,6 +12,7 @@ struct np_daemon_options {
 	bool foreground;         /* stay attached to the terminal (systemd runs it so) */
 	bool verbose;            /* debug messages */
 	const char *record_path; /* write a trace of every observation here */
+	const char *runtime_dir; /* what a restart must find (np_runtime_dir_open) */
 };
 
 /* Run the daemon until SIGTERM or SIGINT, with @cfg (taken over, freed at

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "engine.h"
 #include "report.h"
+#include "runtime.h"
 #include "trace.h"
 
 #define EXIT_USAGE 2
@@ -29,6 +30,7 @@ struct options {
 	const char *config_path;
 	const char *record_path;
 	const char *replay_path;
+	const char *runtime_dir;
 	uint64_t report_min_rss_mb;
 };
 
@@ -48,6 +50,8 @@ static void usage(FILE *out)
 		"  -j, --json            with --report: print JSON\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
 		"      --root=DIR        read /proc and /sys under DIR instead of /\n"
+		"      --runtime-dir=DIR keep the CPU masks to put back after a crash in DIR\n"
+		"                        (default " NP_RUNTIME_DIR_DEFAULT ")\n"
 		"  -c, --config=FILE     configuration file (default " NP_CONFIG_DEFAULT_PATH ")\n"
 		"  -n, --check-config    check the configuration and exit; with -v print it\n"
 		"  -v, --verbose         more output\n"
@@ -82,7 +86,7 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *opts)
 {
-	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN, OPT_RECORD, OPT_REPLAY };
+	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN, OPT_RECORD, OPT_REPLAY, OPT_RUNTIME_DIR };
 	static const struct option longopts[] = {
 		{"report", no_argument, NULL, 'r'},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
@@ -92,6 +96,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		{"json", no_argument, NULL, 'j'},
 		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
 		{"root", required_argument, NULL, OPT_ROOT},
+		{"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR},
 		{"config", required_argument, NULL, 'c'},
 		{"check-config", no_argument, NULL, 'n'},
 		{"verbose", no_argument, NULL, 'v'},
@@ -133,6 +138,9 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		case OPT_ROOT:
 			opts->root = optarg;
 			break;
+		case OPT_RUNTIME_DIR:
+			opts->runtime_dir = optarg;
+			break;
 		case 'c':
 			opts->config_path = optarg;
 			break;
@@ -163,7 +171,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		return EXIT_USAGE;
 	}
 	if (opts->check_config + opts->report + !!opts->replay_path +
-		    (opts->dry_run || opts->foreground || opts->record_path) >
+		    (opts->dry_run || opts->foreground || opts->record_path || opts->runtime_dir) >
 	    1) {
 		fprintf(stderr, "numaplaced: --check-config, --report, --replay and running the "
 				"daemon exclude each other\n");
@@ -286,6 +294,7 @@ int main(int argc, char **argv)
 			.foreground = opts.foreground,
 			.verbose = opts.verbose,
 			.record_path = opts.record_path,
+			.runtime_dir = opts.runtime_dir ? opts.runtime_dir : NP_RUNTIME_DIR_DEFAULT,
 		};
 
 		if (!dopts.config_path && access(NP_CONFIG_DEFAULT_PATH, F_OK) == 0)

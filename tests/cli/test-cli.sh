@@ -54,5 +54,8 @@ printf 'numaplaced-trace 1\nhz 100\nt 10\nu 5 1 1 1\n' >"$tmp/bad.trace"
 expect 1 "bad.trace:4:" --replay "$tmp/bad.trace"
 expect 1 "missing.trace" --replay "$tmp/missing.trace"
 expect 2 "exclude each other" --replay "$tmp/bad.trace" --report
+expect 2 "requires an argument" --runtime-dir
+expect 2 "exclude each other" --report --runtime-dir "$tmp"
+expect 0 "(default /run/numaplaced)" --help
 
 exit $fail

@@ -21,7 +21,7 @@ SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SIGNALS", "FILES", "E
 SEE_ALSO = ["numaplaced.conf (5)", "numad (8)", "numastat (8)"]
 # Documented whether or not --help lists them yet.
 OPTIONS = ["--report", "--json", "--root", "--config", "-c", "-n", "-v", "--dry-run",
-           "--foreground", "--record", "--replay", "--help", "--version"]
+           "--foreground", "--record", "--replay", "--runtime-dir", "--help", "--version"]
 SIGNALS = ["SIGHUP", "SIGTERM", "SIGINT", "SIGUSR1"]
 
 

@@ -31,6 +31,7 @@ epoll_create1 epoll_ctl epoll_wait timerfd_create timerfd_settime rt_sigaction
 rt_sigprocmask socket socketpair bind listen accept4 connect sendmsg sendto
 recvfrom getsockname setsockopt openat read pread64 write close fstat
 newfstatat getdents64 lseek mmap munmap brk getrusage clock_gettime kill
+mkdir unlinkat renameat fsync fchmod
 """.split()
 
 CAPABILITIES = {"CAP_SYS_NICE", "CAP_SYS_PTRACE"}
@@ -148,6 +149,14 @@ def check_unit(text, binary, max_exposure, groups, verbose):
                    "ProtectProc= would make tasks' visibility depend on access checks")
     failures.check(first("ProcSubset") in ("", "all"),
                    "ProcSubset=pid hides /proc/sys and /proc/meminfo")
+    # The saved masks: the daemon's default --runtime-dir, private, and kept
+    # over a restart after a crash.
+    help_text = run(binary, "--help").stdout
+    failures.check("(default /run/%s)" % first("RuntimeDirectory") in help_text,
+                   "RuntimeDirectory= is not the daemon's default --runtime-dir")
+    failures.check(first("RuntimeDirectoryMode") == "0700", "RuntimeDirectoryMode= is not 0700")
+    failures.check(first("RuntimeDirectoryPreserve") in ("restart", "yes"),
+                   "RuntimeDirectoryPreserve= lets a restart lose the saved masks")
     families = set(" ".join(settings.get("RestrictAddressFamilies", [])).split())
     failures.check({"AF_UNIX", "AF_INET", "AF_INET6"} <= families,
                    "RestrictAddressFamilies= lacks AF_UNIX, AF_INET or AF_INET6")
@@ -189,6 +198,9 @@ MUTATIONS = [
     ("adds ProcSubset=pid", "\n[Service]\n", "\n[Service]\nProcSubset=pid\n"),
     ("forks", "\nType=notify\n", "\nType=forking\n"),
     ("misspells a key", "\nProtectHome=yes\n", "\nProtectHomes=yes\n"),
+    ("drops RuntimeDirectoryPreserve", "\nRuntimeDirectoryPreserve=restart\n", "\n"),
+    ("moves the runtime directory", "\nRuntimeDirectory=numaplaced\n",
+     "\nRuntimeDirectory=numaplace\n"),
     # Later assignments win, so the loosening goes at the end of [Service].
     ("loosens the sandbox", "\n[Install]\n",
      "\nProtectSystem=no\nProtectHome=no\nPrivateDevices=no\nSystemCallFilter=\n"
