@@ -18,6 +18,8 @@
 #include <syslog.h>
 
 #include "engine.h"
+#include "maskfile.h"
+#include "runtime.h"
 #include "trace.h"
 #include "log.h"
 #include "metrics.h"
@@ -63,8 +65,93 @@ struct daemon {
 	struct np_metrics *metrics;
 	FILE *record;
 	struct np_trace_writer *recorder;
+	/* The runtime directory and what its masks file holds (-1: none
+	 * kept: a dry run, or a root other than the live machine's). */
+	int runtime_fd;
+	struct np_saved_mask *saved;
+	size_t nr_saved;
 	int exit_status;
 };
+
+#define MASKS_FILE "masks"
+
+static bool same_masks(const struct np_saved_mask *a, size_t na, const struct np_saved_mask *b,
+		       size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].pid != b[i].pid || a[i].start_ticks != b[i].start_ticks ||
+		    !np_bitmap_equal(&a[i].before, &b[i].before) ||
+		    !np_bitmap_equal(&a[i].narrowed, &b[i].narrowed))
+			return false;
+	return true;
+}
+
+/* Keep the masks file equal to what the engine has narrowed, so that a
+ * restart after a crash finds them; written only when they changed. */
+static void save_masks(struct daemon *d)
+{
+	struct np_saved_mask *now;
+	size_t n;
+	int err;
+
+	if (d->runtime_fd < 0 || np_engine_saved_masks(d->engine, &now, &n) < 0)
+		return;
+	if (same_masks(now, n, d->saved, d->nr_saved)) {
+		free(now);
+		return;
+	}
+	err = np_maskfile_save(d->runtime_fd, MASKS_FILE, now, n);
+	if (err) {
+		np_logger_log(d->log, LOG_WARNING,
+			      "%s/%s: cannot save the CPU masks to give back: %s",
+			      d->opts->runtime_dir, MASKS_FILE, strerror(-err));
+		free(now);
+		return;
+	}
+	free(d->saved);
+	d->saved = now;
+	d->nr_saved = n;
+}
+
+/* A masks file left by a run that did not stop cleanly: its masks go
+ * back before anything else happens. An unreadable file is set aside
+ * with the reason in the log, not left to block every start. */
+static int open_runtime_dir(struct daemon *d)
+{
+	struct np_saved_mask *v = NULL;
+	unsigned bad_line = 0, restored = 0;
+	size_t n = 0;
+	int err;
+
+	d->runtime_fd = -1;
+	if (d->opts->dry_run || !np_ctx_is_live(d->ctx))
+		return 0;
+	d->runtime_fd = np_runtime_dir_open(d->opts->runtime_dir, d->log);
+	if (d->runtime_fd < 0)
+		return d->runtime_fd;
+	err = np_maskfile_load(d->runtime_fd, MASKS_FILE, &v, &n, &bad_line);
+	if (err) {
+		np_logger_log(d->log, LOG_ERR, "%s/%s:%u: %s; set aside as %s.bad",
+			      d->opts->runtime_dir, MASKS_FILE, bad_line, strerror(-err),
+			      MASKS_FILE);
+		renameat(d->runtime_fd, MASKS_FILE, d->runtime_fd, MASKS_FILE ".bad");
+		return 0;
+	}
+	if (n) {
+		np_engine_give_back_saved(d->engine, v, n, &restored);
+		np_logger_log(d->log, LOG_NOTICE,
+			      "%s/%s: an earlier run left %zu narrowed task%s; %u given back",
+			      d->opts->runtime_dir, MASKS_FILE, n, n == 1 ? "" : "s", restored);
+		err = np_maskfile_save(d->runtime_fd, MASKS_FILE, NULL, 0);
+		if (err)
+			np_logger_log(d->log, LOG_WARNING, "%s/%s: %s", d->opts->runtime_dir,
+				      MASKS_FILE, strerror(-err));
+	}
+	free(v);
+	return 0;
+}
 
 static int record_scan(void *data, const struct np_task_list *list)
 {
@@ -80,8 +167,8 @@ static int record_scan(void *data, const struct np_task_list *list)
 static void schedule_tick(struct daemon *d)
 {
 	struct timeval tv = {
-		.tv_sec = (time_t)(d->cfg.tick_ms / 1000),
-		.tv_usec = (suseconds_t)(d->cfg.tick_ms % 1000 * 1000),
+	    .tv_sec = (time_t)(d->cfg.tick_ms / 1000),
+	    .tv_usec = (suseconds_t)(d->cfg.tick_ms % 1000 * 1000),
 	};
 
 	evtimer_add(d->tick, &tv);
@@ -112,8 +199,8 @@ static void log_decisions(struct daemon *d, const struct np_snapshot *snap)
 		}
 		/* "pid 42 (db): would move misplaced: ...": the verb carries the
 		 * dry run, so the line reads, and greps, as what would happen. */
-		np_logger_log_key(d->log, "decision", prio, "pid %d (%s): %s%s %s: %s%s", e->task.pid,
-				  e->task.comm, d->opts->dry_run ? "would " : "",
+		np_logger_log_key(d->log, "decision", prio, "pid %d (%s): %s%s %s: %s%s",
+				  e->task.pid, e->task.comm, d->opts->dry_run ? "would " : "",
 				  np_action_kind_name(a->kind), np_reason_name(a->reason),
 				  a->reason_text, after);
 	}
@@ -131,6 +218,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		log_decisions(d, snap);
 		np_snapshot_free(snap);
 	}
+	save_masks(d);
 	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", np_engine_tracked(d->engine),
 			 (unsigned long long)np_stats_scans(np_engine_stats(d->engine)),
 			 d->opts->dry_run ? ", dry run" : "");
@@ -223,7 +311,8 @@ static void reload(struct daemon *d)
 	if (!err)
 		err = np_engine_set_config(d->engine, &cfg);
 	if (err) {
-		np_logger_log(d->log, LOG_ERR, "reload: %s rejected, the running configuration stays",
+		np_logger_log(d->log, LOG_ERR,
+			      "reload: %s rejected, the running configuration stays",
 			      d->opts->config_path);
 		np_config_free(&cfg);
 		np_notify_ready();
@@ -296,10 +385,12 @@ static void give_back(struct daemon *d)
 	unsigned restored = 0, left = 0;
 
 	np_engine_give_back_all(d->engine, &restored, &left);
+	save_masks(d);
 	if (restored || left)
 		np_logger_log(d->log, left ? LOG_WARNING : LOG_NOTICE,
 			      "gave %u task%s the CPU mask it had before%s", restored,
-			      restored == 1 ? "" : "s", left ? "; some could not be given back" : "");
+			      restored == 1 ? "" : "s",
+			      left ? "; some could not be given back" : "");
 }
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)
@@ -336,8 +427,8 @@ static int add_signal(struct daemon *d, struct event **ev, int sig)
 static int setup(struct daemon *d)
 {
 	struct np_engine_params params = {
-		.dry_run = d->opts->dry_run,
-		.should_stop = stop_requested,
+	    .dry_run = d->opts->dry_run,
+	    .should_stop = stop_requested,
 	};
 	int err;
 
@@ -358,6 +449,9 @@ static int setup(struct daemon *d)
 		np_logger_log(d->log, LOG_ERR, "cannot start: %s", strerror(-err));
 		return err;
 	}
+	err = open_runtime_dir(d);
+	if (err)
+		return err;
 	if (d->opts->record_path) {
 		d->record = fopen(d->opts->record_path, "we");
 		if (!d->record) {
@@ -417,6 +511,9 @@ static void teardown(struct daemon *d)
 	if (d->base)
 		event_base_free(d->base);
 	np_engine_free(d->engine);
+	if (d->runtime_fd >= 0)
+		close(d->runtime_fd);
+	free(d->saved);
 	if (d->recorder && np_trace_writer_free(d->recorder))
 		d->exit_status = EXIT_FAILURE;
 	if (d->record && fclose(d->record))
@@ -472,7 +569,8 @@ static int detach(void)
 
 int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 {
-	struct daemon d = {.opts = opts, .cfg = *cfg, .exit_status = EXIT_SUCCESS};
+	struct daemon d = {
+	    .opts = opts, .cfg = *cfg, .runtime_fd = -1, .exit_status = EXIT_SUCCESS};
 	int err;
 
 	int ready_fd = -1;

@@ -215,6 +215,62 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 	return 0;
 }
 
+int np_engine_saved_masks(const struct np_engine *engine, struct np_saved_mask **out, size_t *n)
+{
+	struct np_saved_mask *v;
+	size_t k = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		k += engine->states.v[i].hist && engine->states.v[i].hist->narrowed;
+	if (!k)
+		return 0;
+	v = calloc(k, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	k = 0;
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		const struct np_task_state *st = &engine->states.v[i];
+
+		if (!st->hist || !st->hist->narrowed)
+			continue;
+		v[k++] = (struct np_saved_mask){.pid = st->pid,
+						.start_ticks = st->start_ticks,
+						.before = st->hist->cpus_before,
+						.narrowed = st->hist->narrowed_cpus};
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
+int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_mask *v, size_t n,
+			      unsigned *restored)
+{
+	unsigned done = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct np_task task = {.pid = v[i].pid, .start_ticks = v[i].start_ticks};
+		struct np_affinity_result res;
+		struct np_act_task at;
+		int err;
+
+		np_act_task_init(&at);
+		err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed, &v[i].before,
+					       &res);
+		if (!err && res.counts[NP_THREAD_NARROWED])
+			done++;
+		else if (err && err != -ESRCH)
+			np_log(engine->ctx, LOG_WARNING, "pid %d: giving back its saved CPU mask: %s",
+			       v[i].pid, strerror(-err));
+		np_affinity_result_clear(&res);
+		np_act_task_release(&at);
+	}
+	*restored = done;
+	return 0;
+}
+
 const struct np_action_record *np_engine_dry_records(const struct np_engine *engine, unsigned *nr)
 {
 	return np_actuator_records(engine->act, nr);

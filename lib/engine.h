@@ -9,6 +9,7 @@
 #include "context.h"
 #include "scheduler.h"
 #include "actuate.h"
+#include "maskfile.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -75,6 +76,17 @@ unsigned np_engine_tracked(const struct np_engine *engine);
  * it (at the daemon's stop): @restored counts the tasks given back, @left
  * the ones a call failed for (NULL: not wanted). Returns 0. */
 int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsigned *left);
+
+/* The masks the daemon set and has not given back, one per task, into a
+ * new array @out (free()) of @n. Returns 0 or -ENOMEM. */
+int np_engine_saved_masks(const struct np_engine *engine, struct np_saved_mask **out, size_t *n);
+
+/* Give back masks set by an earlier run of the daemon (its saved masks
+ * file, after a crash): for each task still there, the same process
+ * (pid and start time), the threads that still have the mask it set get
+ * the one from before. @restored counts the tasks given back. Returns 0. */
+int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_mask *v, size_t n,
+			      unsigned *restored);
 
 /* A dry run's records of the last tick (what it would have done, in
  * order); valid until the next tick. */

@@ -41,7 +41,10 @@ class Daemon:
         with open(self.conf, "w") as f:
             f.write(conf)
         self.logf = open(self.log, "w")
-        self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *args],
+        # A private runtime directory: the saved masks of one daemon are
+        # no business of another.
+        run_dir = ["--runtime-dir", os.path.join(tmp, name + ".run")]
+        self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *run_dir, *args],
                                      stdout=subprocess.DEVNULL, stderr=self.logf)
         self.port = None
 

@@ -3,7 +3,9 @@
 # two CPUs together. The daemon gives each a home: one stays on node 0, the
 # other goes to node 1 with its memory; both end at least 90% local. Then
 # the user pins one thread of the first hog; at SIGTERM the daemon gives
-# every mask it set back, and leaves that thread's mask alone.
+# every mask it set back, and leaves that thread's mask alone. Last, a
+# daemon killed with SIGKILL leaves its masks file, and the next start gives
+# the masks back.
 . /np/scenarios/daemon-lib.sh
 
 np_numa_balancing 0
@@ -26,16 +28,6 @@ hog_b=$HOG
 before_a=$(np_affinity "$hog_a")
 before_b=$(np_affinity "$hog_b")
 
-np_daemon_start <<CONF
-min_rss_mb = 32
-tick_ms = 100
-scan_delay_ms = 500
-scan_period_min_ms = 500
-metrics_listen = 127.0.0.1:0
-log_level = debug
-CONF
-start=$NP_DAEMON_START_MS
-
 # The node a task's main thread is kept on, or -1 while it may run anywhere.
 home_of() {
 	mask=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status")
@@ -50,17 +42,34 @@ local_enough() {
 	[ "$h" -ge 0 ] && [ "$(np_percent_on_node "$1" "$h")" -ge 90 ]
 }
 
-until local_enough "$hog_a" && local_enough "$hog_b"; do
-	if [ $(($(np_ms) - start)) -ge 20000 ]; then
-		for i in 1 2 3; do cat /proc/$NP_DAEMON_PID/syscall; cut -d' ' -f3,14,15 /proc/$NP_DAEMON_PID/stat; sleep 1; done
-		np_fail "after 60 s: hog a home $(home_of "$hog_a"), hog b home $(home_of "$hog_b")"
-	fi
-	sleep 0.1
-done
-local_ms=$(($(np_ms) - start))
-home_a=$(home_of "$hog_a")
-home_b=$(home_of "$hog_b")
-[ "$home_a" != "$home_b" ] || np_fail "both hogs homed on node $home_a"
+# Start the daemon (defaults, or the extra lines on stdin) and wait until
+# both hogs are homed apart and 90% local.
+start_and_wait() {
+	{
+		echo "min_rss_mb = 32"
+		echo "tick_ms = 100"
+		echo "scan_delay_ms = 500"
+		echo "scan_period_min_ms = 500"
+		echo "metrics_listen = 127.0.0.1:0"
+		echo "log_level = info"
+		cat
+	} >/tmp/home.conf
+	np_daemon_start </tmp/home.conf
+	start=$NP_DAEMON_START_MS
+	until local_enough "$hog_a" && local_enough "$hog_b"; do
+		[ $(($(np_ms) - start)) -lt 90000 ] ||
+			np_fail "after 90 s: hog a home $(home_of "$hog_a") $(np_percent_on_node "$hog_a" 0)% on node 0," \
+				"hog b home $(home_of "$hog_b") $(np_percent_on_node "$hog_b" 0)% on node 0"
+		sleep 0.1
+	done
+	local_ms=$(($(np_ms) - start))
+	home_a=$(home_of "$hog_a")
+	home_b=$(home_of "$hog_b")
+	[ "$home_a" != "$home_b" ] || np_fail "both hogs homed on node $home_a"
+}
+
+mkdir -p /run
+start_and_wait </dev/null
 moved=$(np_metric_moved_mib 0 1)
 echo "daemon-home: both hogs 90% local after $local_ms ms, homes $home_a and $home_b, $moved MiB moved"
 
@@ -71,12 +80,32 @@ sleep 1
 np_daemon_stop
 grep -q 'gave 2 tasks the CPU mask it had before' "$NP_DAEMON_LOG" ||
 	np_fail "no give-back logged: $(tail -n 5 "$NP_DAEMON_LOG")"
-
+[ ! -e /run/numaplaced/masks ] || np_fail "masks file left after a clean stop"
 after_a=$(np_affinity "$hog_a")
 after_b=$(np_affinity "$hog_b")
-want_a=$(echo "$before_a" | sed "s/\\b$tid:[^ ]*/$tid:0/")
-kill "$hog_a" "$hog_b"
+want_a=$(echo "$before_a" | sed "s/\b$tid:[^ ]*/$tid:0/")
 [ "$after_b" = "$before_b" ] || np_fail "hog b not given back: $before_b -> $after_b"
 [ "$after_a" = "$want_a" ] || np_fail "hog a: want $want_a, have $after_a"
 echo "daemon-home: after SIGTERM hog b $after_b, hog a $after_a (thread $tid the user's)"
-grep -v "read numa_maps" "$NP_DAEMON_LOG" | cut -c12-300
+
+# A crash: the masks stay narrowed, and the file says what they were.
+taskset -p -c "$all" "$tid" >/dev/null
+start_and_wait </dev/null
+kill -KILL "$NP_DAEMON_PID"
+wait "$NP_DAEMON_PID" 2>/dev/null
+entries=$(grep -vc '^#' /run/numaplaced/masks) || np_fail "no masks file after SIGKILL"
+[ "$entries" = 2 ] || np_fail "masks file: $entries entries: $(cat /run/numaplaced/masks)"
+[ "$(home_of "$hog_a")" -ge 0 ] || np_fail "hog a not narrowed before the restart"
+# The next start gives them back first (here with affinity = never, so
+# that nothing narrows them again).
+printf 'min_rss_mb = 32\ntick_ms = 100\nlog_level = info\naffinity = never\n' >/tmp/home.conf
+np_daemon_start </tmp/home.conf
+grep -q 'an earlier run left 2 narrowed tasks; 2 given back' "$NP_DAEMON_LOG" ||
+	np_fail "no restore logged: $(tail -n 5 "$NP_DAEMON_LOG")"
+after_a=$(np_affinity "$hog_a")
+after_b=$(np_affinity "$hog_b")
+np_daemon_stop
+kill "$hog_a" "$hog_b"
+[ "$after_a" = "$before_a" ] || np_fail "hog a after the restart: $before_a -> $after_a"
+[ "$after_b" = "$before_b" ] || np_fail "hog b after the restart: $before_b -> $after_b"
+echo "daemon-home: after SIGKILL and a restart both hogs have their masks back"
