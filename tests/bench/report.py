@@ -25,13 +25,17 @@ SCENARIOS = {
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
 }
-SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-node"]
+# numaplaced-node (affinity = node) is the system of older raw results, kept
+# so that they still summarise under their own label.
+SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-memonly",
+           "numaplaced-node"]
 SYSTEM_LABELS = {
     "none": "no balancing",
     "kernel": "kernel numa_balancing=1",
     "numad": "numad (defaults)",
     "numad-i5": "numad -i 5",
     "numaplaced": "numaplaced (defaults)",
+    "numaplaced-memonly": "numaplaced, affinity = never (memory only)",
     "numaplaced-node": "numaplaced, affinity = node",
 }
 PAGE = 4096

@@ -83,8 +83,11 @@ bench_affinity() {
 #   numad       Debian's numad with its defaults
 #   numad-i5    numad -i 5 (re-evaluates at most every 5 s)
 #   numaplaced  numaplaced --foreground with the shipped config (its defaults)
-#   numaplaced-node  the same with affinity = node (it may narrow threads, as
-#               numad does)
+#   numaplaced-memonly  the same with affinity = never: it moves memory only
+#               and never touches a thread's CPU affinity
+#   numaplaced-node  the same with affinity = node, the name of an older
+#               series (now an alias of the default, unpinned), kept so that
+#               such a series can be run again
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -132,13 +135,18 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		;;
-	numaplaced | numaplaced-node)
+	numaplaced | numaplaced-memonly | numaplaced-node)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
 		# the guest) sets nothing: every key at its default.
 		conf=/etc/numaplaced/numaplaced.conf
-		if [ "$1" = numaplaced-node ]; then
-			conf=/tmp/numaplaced-node.conf
-			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = node"; } >"$conf"
+		case $1 in
+		numaplaced-memonly) affinity=never ;;
+		numaplaced-node) affinity=node ;;
+		*) affinity= ;;
+		esac
+		if [ -n "$affinity" ]; then
+			conf=/tmp/$1.conf
+			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = $affinity"; } >"$conf"
 		fi
 		# shellcheck disable=SC2086
 		numaplaced --foreground --config "$conf" ${BENCH_NUMAPLACED_ARGS:-} \

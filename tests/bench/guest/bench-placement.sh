@@ -11,7 +11,7 @@
 bench_topology
 
 scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift}
-systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-node}
+systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-memonly}
 seconds=$BENCH_SECONDS
 node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
 cpus0=$(bench_cpus_of 0)
