@@ -55,8 +55,14 @@ def cpu_list(text):
 
 
 def parse_run(path):
-    run = {"samples": {}, "events": {}, "affinity": {}, "hogs": [], "cpu_node": {},
-           "placer_cpu_s": None, "log": []}
+    """One results file. Samples are kept per task; "rounds" gives each
+    sample's round of sampling (every live task is sampled once a round, so
+    a task seen again starts the next round) and "aff" each sample's allowed
+    CPUs of the task's threads (None in files from before they were
+    sampled)."""
+    run = {"samples": {}, "rounds": {}, "aff": {}, "events": {}, "affinity": {}, "hogs": [],
+           "cpu_node": {}, "placer_cpu_s": None, "log": []}
+    round_no, in_round = 0, set()
     for line in open(path, encoding="utf-8", errors="replace"):
         f = line.split()
         if not f:
@@ -74,9 +80,11 @@ def parse_run(path):
         elif kind == "affinity":
             run["affinity"].setdefault((f[2], f[3]), {})[f[1]] = f[4] if len(f) > 4 else ""
         elif kind == "sample":
-            pages, threads = {}, []
+            pages, threads, aff = {}, [], None
             for item in f[3:]:
-                if item.startswith("cpus="):
+                if item.startswith("aff="):
+                    aff = item[4:]
+                elif item.startswith("cpus="):
                     for pair in item[5:].split(","):
                         if pair:
                             cpu, ticks = pair.split(":")
@@ -85,6 +93,11 @@ def parse_run(path):
                     node, count = item[1:].split("=")
                     pages[int(node)] = int(count)
             run["samples"].setdefault(f[2], []).append((float(f[1]), pages, threads))
+            if f[2] in in_round:
+                round_no, in_round = round_no + 1, set()
+            in_round.add(f[2])
+            run["rounds"].setdefault(f[2], []).append(round_no)
+            run["aff"].setdefault(f[2], []).append(aff)
         elif kind == "placer_cpu_s":
             run["placer_cpu_s"] = float(f[1])
         elif kind == "hog":
@@ -113,11 +126,12 @@ def locality(pages, threads, active, cpu_node):
 
 def series(run):
     """Locality over time (seconds from the start) of all the run's tasks
-    together, weighted by their memory."""
+    together, weighted by their memory: one point per round of sampling,
+    over the tasks sampled in it (tasks may come and go)."""
     start = run["events"].get("start", 0)
-    per_task = []
-    for samples in run["samples"].values():
-        points = []
+    per_round = {}
+    for pid, samples in run["samples"].items():
+        rounds = run["rounds"][pid]
         for i, (t, pages, threads) in enumerate(samples):
             # A thread runs when its CPU time grew since the last sample;
             # the first sample borrows the second's view.
@@ -131,16 +145,13 @@ def series(run):
                 active = active[:len(threads)] + [False] * (len(threads) - len(active))
             loc = locality(pages, threads, active, run["cpu_node"])
             if loc is not None:
-                points.append((t - start, loc, sum(pages.values())))
-        per_task.append(points)
-    if not per_task:
-        return []
-    count = min(len(p) for p in per_task)
+                per_round.setdefault(rounds[i], []).append((t - start, loc, sum(pages.values())))
     out = []
-    for k in range(count):
-        t = sum(p[k][0] for p in per_task) / len(per_task)
-        weight = sum(p[k][2] for p in per_task)
-        out.append((t, sum(p[k][1] * p[k][2] for p in per_task) / weight))
+    for k in sorted(per_round):
+        points = per_round[k]
+        t = sum(p[0] for p in points) / len(points)
+        weight = sum(p[2] for p in points)
+        out.append((t, sum(p[1] * p[2] for p in points) / weight))
     return out
 
 

@@ -46,15 +46,21 @@ bench_cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
-# One observation of PID at time T: pages per node from numa_maps, and for
+# One observation of PID at time T: pages per node from numa_maps, for
 # each thread the CPU it last ran on and the CPU time it used so far (clock
-# ticks), so that the host can leave out threads that only wait.
-#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,...
+# ticks), so that the host can leave out threads that only wait, and each
+# thread's allowed CPUs, so that the host can count changes of affinity.
+#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,... aff=LIST/LIST/...
+# Threads are in the same order in cpus= and aff= (both globs sort alike).
 bench_sample() {
 	awk -v t="$1" -v pid="$2" '
 		FILENAME ~ /numa_maps$/ {
 			for (i = 2; i <= NF; i++)
 				if ($i ~ /^N[0-9]+=/) { split(substr($i, 2), kv, "="); pages[kv[1]] += kv[2] }
+			next
+		}
+		FILENAME ~ /status$/ {
+			if ($1 == "Cpus_allowed_list:") aff = aff (aff == "" ? "" : "/") $2
 			next
 		}
 		{ line = $0; sub(/.*\) /, "", line); split(line, f, " ");
@@ -63,8 +69,8 @@ bench_sample() {
 		END {
 			out = "sample " t " " pid
 			for (n in pages) out = out " N" n "=" pages[n]
-			print out " cpus=" cpus
-		}' "/proc/$2/numa_maps" /proc/"$2"/task/*/stat 2>/dev/null
+			print out " cpus=" cpus " aff=" aff
+		}' "/proc/$2/numa_maps" /proc/"$2"/task/*/stat /proc/"$2"/task/*/status 2>/dev/null
 }
 
 # Each thread's allowed CPUs of PID: "affinity WHEN PID TID LIST" lines.
