@@ -25,6 +25,15 @@ SCENARIOS = {
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
 }
+# What a placer should achieve in each scenario: one line each beside the tables.
+GOALS = {
+    "misplaced": "90% local soon after the start (s to 90%), no long stall, the user's "
+                 "affinity kept",
+    "compete": "both tasks local, each with its memory on a node of its own",
+    "big": "nothing to gain: the locality of no balancing, no back-and-forth",
+    "spread": "left as it is: nothing migrated, locality kept",
+    "shift": "90% local soon after the user's move (s to 90%), the move kept",
+}
 # numaplaced-node (affinity = node) is the system of older raw results, kept
 # so that they still summarise under their own label.
 SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-memonly",
@@ -185,10 +194,52 @@ def back_and_forth(run):
     return total
 
 
+def node_returns(run):
+    """Per task, the times the node holding the majority of its pages
+    became again a node that had held it earlier in the run (A -> B -> A
+    is one), summed over tasks. A node holds the majority when it has at
+    least 51% of the task's pages: a task split evenly has no holder until
+    one side gains, so noise around 50/50 is no change."""
+    total = 0
+    for samples in run["samples"].values():
+        holder, left = None, set()
+        for _, pages, _ in samples:
+            size = sum(pages.values())
+            if not size:
+                continue
+            node, count = max(pages.items(), key=lambda kv: (kv[1], -kv[0]))
+            if count * 100 < size * 51 or node == holder:
+                continue
+            if holder is not None:
+                total += node in left
+                left.add(holder)
+            holder = node
+    return total
+
+
+def affinity_changes(run):
+    """Changes of a task's allowed CPUs (any thread's) from one sample to
+    the next, summed over tasks; None when the samples do not have them."""
+    total, seen = 0, False
+    for affs in run["aff"].values():
+        known = [a for a in affs if a is not None]
+        seen = seen or bool(known)
+        total += sum(a != b for a, b in zip(known, known[1:]))
+    return total if seen else None
+
+
 def end_affinity(run):
     """Each thread's allowed CPUs at the end, in task and thread order."""
     keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
     return [run["affinity"][k].get("end") for k in keys]
+
+
+def time_to(points, ref, level):
+    """Seconds from REF until locality first reached LEVEL, None if never."""
+    for t, loc in points:
+        if t >= ref and loc >= level:
+            return t - ref
+    return None
 
 
 def summarize(run, baseline_affinity):
@@ -197,11 +248,8 @@ def summarize(run, baseline_affinity):
     scenario makes half-way)."""
     points = series(run)
     ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
-    t90 = None
-    for t, loc in points:
-        if t >= ref and loc >= 0.9:
-            t90 = t - ref
-            break
+    t90 = time_to(points, ref, 0.9)
+    t95 = time_to(points, ref, 0.95)
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
     changed = baseline_affinity is not None and end_affinity(run) != baseline_affinity
     if run["system"] == "none":
@@ -215,8 +263,11 @@ def summarize(run, baseline_affinity):
         "shift": ref if "shift" in run["events"] else None,
         "final": points[-1][1] if points else None,
         "t90": t90,
+        "t95": t95,
         "mib": moved * PAGE / 2**20,
         "bnf": back_and_forth(run),
+        "returns": node_returns(run),
+        "aff_changes": affinity_changes(run),
         "cpu": cpu,
         "stall": max(run["hogs"]) if run["hogs"] else None,
         "affinity": "changed" if changed else "kept",
@@ -256,11 +307,17 @@ def fmt(value, pattern, missing="-"):
     return missing if value is None else pattern.format(value)
 
 
+def goal_lines(scenarios):
+    """"- *scenario*: goal" for each of SCENARIOS that is in SCENARIOS."""
+    return [f"- *{s}*: {GOALS[s]}" for s in SCENARIOS if s in scenarios and s in GOALS]
+
+
 def placement_section(results, doc_dir, plot_dir):
     out = []
     data_dir = os.path.join(results, "plot-data")
     os.makedirs(data_dir, exist_ok=True)
     tables, plots, notes = [], [], []
+    seen = set()
     for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
         topology = os.path.basename(topo_dir)[len("placement-"):]
         runs = {}
@@ -279,6 +336,7 @@ def placement_section(results, doc_dir, plot_dir):
         for scenario in SCENARIOS:
             if scenario not in runs:
                 continue
+            seen.add(scenario)
             for system in SYSTEMS:
                 if system not in runs[scenario]:
                     continue
@@ -286,8 +344,10 @@ def placement_section(results, doc_dir, plot_dir):
                 tables.append(
                     f"| {topology} | {scenario} | {SYSTEM_LABELS[system]} | "
                     f"{fmt(s['final'] and s['final'] * 100, '{:.0f}%')} | "
-                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {s['mib']:.0f} | {s['bnf']} | "
-                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | {s['affinity']} |")
+                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {fmt(s['t95'], '{:.1f}', 'never')} | "
+                    f"{s['mib']:.0f} | {s['bnf']} | {s['returns']} | "
+                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | "
+                    f"{fmt(s['aff_changes'], '{}')} | {s['affinity']} |")
             png = plot(topology, scenario, {k: v[1] for k, v in runs[scenario].items()},
                        plot_dir, data_dir)
             plots.append(f"![{topology} {scenario}]({os.path.relpath(os.path.join(plot_dir, png), doc_dir)})")
@@ -296,9 +356,14 @@ def placement_section(results, doc_dir, plot_dir):
                     log = [l for l in runs[scenario][system][0]["log"]
                            if "summary" in l or "error" in l or "err:" in l]
                     notes.extend(f"    {topology}/{scenario}: {l}" for l in log[:3])
-    out.append("| guest | scenario | system | final locality | s to 90% | MiB migrated | "
-               "back-and-forth | placer CPU s | longest stall ms | CPU affinity |")
-    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    out.append("Goals:")
+    out.append("")
+    out.extend(goal_lines(seen))
+    out.append("")
+    out.append("| guest | scenario | system | final locality | s to 90% | s to 95% | "
+               "MiB migrated | back-and-forth | returns | placer CPU s | longest stall ms | "
+               "affinity changes | CPU affinity |")
+    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     out.extend(tables)
     out.append("")
     out.extend(p + "\n" for p in plots)
