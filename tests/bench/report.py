@@ -24,6 +24,7 @@ SCENARIOS = {
     "big": "one 2-thread hog pinned to node 0, 1.3 times a node of memory",
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
+    "split": "one thread free to run anywhere, memory half on node 0, half on the far node",
 }
 # What a placer should achieve in each scenario: one line each beside the tables.
 GOALS = {
@@ -33,6 +34,7 @@ GOALS = {
     "big": "nothing to gain: the locality of no balancing, no back-and-forth",
     "spread": "left as it is: nothing migrated, locality kept",
     "shift": "90% local soon after the user's move (s to 90%), the move kept",
+    "split": "95% local (s to 95%): the thread and its memory together on one node",
 }
 # numaplaced-node (affinity = node) is the system of older raw results, kept
 # so that they still summarise under their own label.

@@ -119,7 +119,7 @@ if ! $report_only; then
 		done
 	}
 	first="misplaced compete big"
-	second="spread shift"
+	second="spread shift split"
 	if $parallel; then
 		host_part &
 		jobs_started=$!

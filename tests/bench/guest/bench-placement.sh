@@ -10,7 +10,7 @@
 . /np/scenarios/bench-lib.sh
 bench_topology
 
-scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift}
+scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift split}
 systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-memonly}
 seconds=$BENCH_SECONDS
 node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
@@ -73,6 +73,14 @@ setup_scenario() {
 		start_hog hog "$cpus0" --mib=$((node_mib * 35 / 100))
 		MID_ACTION="taskset -a -p -c $cpus_far $HOGS"
 		MID_SECONDS=$((seconds / 3))
+		;;
+	split)
+		# One thread free to run on every CPU, its memory half on node 0
+		# and half on the far node, bound there for the first touch only:
+		# to be all local, the thread and all its memory have to end up
+		# on one node.
+		start_hog hog "$ALL_CPUS" --node="0,$FAR_NODE" --split --policy=bind-once \
+			--mib=$((node_mib * 35 / 100))
 		;;
 	*) np_fail "unknown scenario $1" ;;
 	esac
