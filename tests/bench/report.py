@@ -25,6 +25,8 @@ SCENARIOS = {
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
     "split": "one thread free to run anywhere, memory half on node 0, half on the far node",
+    "churn": "tasks as wide as node 0, memory on node 0, free to run anywhere: one all "
+             "along, the other replaced every 20 s",
 }
 # What a placer should achieve in each scenario: one line each beside the tables.
 GOALS = {
@@ -35,6 +37,9 @@ GOALS = {
     "spread": "left as it is: nothing migrated, locality kept",
     "shift": "90% local soon after the user's move (s to 90%), the move kept",
     "split": "95% local (s to 95%): the thread and its memory together on one node",
+    "churn": "local again soon after each change (s to 90% counts from the last), with no "
+             "returns: a task that stays is not sent back to a node it left as others "
+             "come and go",
 }
 # numaplaced-node (affinity = node) is the system of older raw results, kept
 # so that they still summarise under their own label.
@@ -244,12 +249,24 @@ def time_to(points, ref, level):
     return None
 
 
+def reference_time(run):
+    """Seconds from the start that the times to 90% and 95% count from: the
+    user's move (shift), the last task that arrived becoming ready (churn),
+    or the start."""
+    events = run["events"]
+    start = events.get("start", 0)
+    if "shift" in events:
+        return events["shift"] - start
+    ready = [t for name, t in events.items() if name.startswith("ready:")]
+    return max(ready) - start if ready else 0
+
+
 def summarize(run, baseline_affinity):
     """baseline_affinity: the threads' CPUs at the end of the same scenario
     with no balancing, i.e. what the user set (including a move the
     scenario makes half-way)."""
     points = series(run)
-    ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
+    ref = reference_time(run)
     t90 = time_to(points, ref, 0.9)
     t95 = time_to(points, ref, 0.95)
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)

@@ -27,6 +27,12 @@ bench_cpus_of() {
 	eval "echo \$CPUS_$1"
 }
 
+# Number of CPUs in LIST (e.g. 0-1,4).
+bench_count_cpus() {
+	echo "$1" | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); count += r[n] - r[1] + 1 } }
+		END { print count + 0 }'
+}
+
 # Print the topology header of a results file: one "node N CPULIST" line per
 # node, so the host can map the CPU a thread ran on to its node.
 bench_topology_lines() {
