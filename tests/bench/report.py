@@ -24,14 +24,34 @@ SCENARIOS = {
     "big": "one 2-thread hog pinned to node 0, 1.3 times a node of memory",
     "spread": "one thread pinned per node, each with its own memory there",
     "shift": "one hog on node 0; a third of the way in, moved to the far node",
+    "split": "one thread free to run anywhere, memory half on node 0, half on the far node",
+    "churn": "tasks as wide as node 0, memory on node 0, free to run anywhere: one all "
+             "along, the other replaced every 20 s",
 }
-SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-node"]
+# What a placer should achieve in each scenario: one line each beside the tables.
+GOALS = {
+    "misplaced": "90% local soon after the start (s to 90%), no long stall, the user's "
+                 "affinity kept",
+    "compete": "both tasks local, each with its memory on a node of its own",
+    "big": "nothing to gain: the locality of no balancing, no back-and-forth",
+    "spread": "left as it is: nothing migrated, locality kept",
+    "shift": "90% local soon after the user's move (s to 90%), the move kept",
+    "split": "95% local (s to 95%): the thread and its memory together on one node",
+    "churn": "local again soon after each change (s to 90% counts from the last), with no "
+             "returns: a task that stays is not sent back to a node it left as others "
+             "come and go",
+}
+# numaplaced-node (affinity = node) is the system of older raw results, kept
+# so that they still summarise under their own label.
+SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-memonly",
+           "numaplaced-node"]
 SYSTEM_LABELS = {
     "none": "no balancing",
     "kernel": "kernel numa_balancing=1",
     "numad": "numad (defaults)",
     "numad-i5": "numad -i 5",
     "numaplaced": "numaplaced (defaults)",
+    "numaplaced-memonly": "numaplaced, affinity = never (memory only)",
     "numaplaced-node": "numaplaced, affinity = node",
 }
 PAGE = 4096
@@ -51,8 +71,14 @@ def cpu_list(text):
 
 
 def parse_run(path):
-    run = {"samples": {}, "events": {}, "affinity": {}, "hogs": [], "cpu_node": {},
-           "placer_cpu_s": None, "log": []}
+    """One results file. Samples are kept per task; "rounds" gives each
+    sample's round of sampling (every live task is sampled once a round, so
+    a task seen again starts the next round) and "aff" each sample's allowed
+    CPUs of the task's threads (None in files from before they were
+    sampled)."""
+    run = {"samples": {}, "rounds": {}, "aff": {}, "events": {}, "affinity": {}, "hogs": [],
+           "cpu_node": {}, "placer_cpu_s": None, "log": []}
+    round_no, in_round = 0, set()
     for line in open(path, encoding="utf-8", errors="replace"):
         f = line.split()
         if not f:
@@ -70,9 +96,11 @@ def parse_run(path):
         elif kind == "affinity":
             run["affinity"].setdefault((f[2], f[3]), {})[f[1]] = f[4] if len(f) > 4 else ""
         elif kind == "sample":
-            pages, threads = {}, []
+            pages, threads, aff = {}, [], None
             for item in f[3:]:
-                if item.startswith("cpus="):
+                if item.startswith("aff="):
+                    aff = item[4:]
+                elif item.startswith("cpus="):
                     for pair in item[5:].split(","):
                         if pair:
                             cpu, ticks = pair.split(":")
@@ -81,6 +109,11 @@ def parse_run(path):
                     node, count = item[1:].split("=")
                     pages[int(node)] = int(count)
             run["samples"].setdefault(f[2], []).append((float(f[1]), pages, threads))
+            if f[2] in in_round:
+                round_no, in_round = round_no + 1, set()
+            in_round.add(f[2])
+            run["rounds"].setdefault(f[2], []).append(round_no)
+            run["aff"].setdefault(f[2], []).append(aff)
         elif kind == "placer_cpu_s":
             run["placer_cpu_s"] = float(f[1])
         elif kind == "hog":
@@ -109,11 +142,12 @@ def locality(pages, threads, active, cpu_node):
 
 def series(run):
     """Locality over time (seconds from the start) of all the run's tasks
-    together, weighted by their memory."""
+    together, weighted by their memory: one point per round of sampling,
+    over the tasks sampled in it (tasks may come and go)."""
     start = run["events"].get("start", 0)
-    per_task = []
-    for samples in run["samples"].values():
-        points = []
+    per_round = {}
+    for pid, samples in run["samples"].items():
+        rounds = run["rounds"][pid]
         for i, (t, pages, threads) in enumerate(samples):
             # A thread runs when its CPU time grew since the last sample;
             # the first sample borrows the second's view.
@@ -127,16 +161,13 @@ def series(run):
                 active = active[:len(threads)] + [False] * (len(threads) - len(active))
             loc = locality(pages, threads, active, run["cpu_node"])
             if loc is not None:
-                points.append((t - start, loc, sum(pages.values())))
-        per_task.append(points)
-    if not per_task:
-        return []
-    count = min(len(p) for p in per_task)
+                per_round.setdefault(rounds[i], []).append((t - start, loc, sum(pages.values())))
     out = []
-    for k in range(count):
-        t = sum(p[k][0] for p in per_task) / len(per_task)
-        weight = sum(p[k][2] for p in per_task)
-        out.append((t, sum(p[k][1] * p[k][2] for p in per_task) / weight))
+    for k in sorted(per_round):
+        points = per_round[k]
+        t = sum(p[0] for p in points) / len(points)
+        weight = sum(p[2] for p in points)
+        out.append((t, sum(p[1] * p[2] for p in points) / weight))
     return out
 
 
@@ -170,10 +201,64 @@ def back_and_forth(run):
     return total
 
 
+def node_returns(run):
+    """Per task, the times the node holding the majority of its pages
+    became again a node that had held it earlier in the run (A -> B -> A
+    is one), summed over tasks. A node holds the majority when it has at
+    least 51% of the task's pages: a task split evenly has no holder until
+    one side gains, so noise around 50/50 is no change."""
+    total = 0
+    for samples in run["samples"].values():
+        holder, left = None, set()
+        for _, pages, _ in samples:
+            size = sum(pages.values())
+            if not size:
+                continue
+            node, count = max(pages.items(), key=lambda kv: (kv[1], -kv[0]))
+            if count * 100 < size * 51 or node == holder:
+                continue
+            if holder is not None:
+                total += node in left
+                left.add(holder)
+            holder = node
+    return total
+
+
+def affinity_changes(run):
+    """Changes of a task's allowed CPUs (any thread's) from one sample to
+    the next, summed over tasks; None when the samples do not have them."""
+    total, seen = 0, False
+    for affs in run["aff"].values():
+        known = [a for a in affs if a is not None]
+        seen = seen or bool(known)
+        total += sum(a != b for a, b in zip(known, known[1:]))
+    return total if seen else None
+
+
 def end_affinity(run):
     """Each thread's allowed CPUs at the end, in task and thread order."""
     keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
     return [run["affinity"][k].get("end") for k in keys]
+
+
+def time_to(points, ref, level):
+    """Seconds from REF until locality first reached LEVEL, None if never."""
+    for t, loc in points:
+        if t >= ref and loc >= level:
+            return t - ref
+    return None
+
+
+def reference_time(run):
+    """Seconds from the start that the times to 90% and 95% count from: the
+    user's move (shift), the last task that arrived becoming ready (churn),
+    or the start."""
+    events = run["events"]
+    start = events.get("start", 0)
+    if "shift" in events:
+        return events["shift"] - start
+    ready = [t for name, t in events.items() if name.startswith("ready:")]
+    return max(ready) - start if ready else 0
 
 
 def summarize(run, baseline_affinity):
@@ -181,12 +266,9 @@ def summarize(run, baseline_affinity):
     with no balancing, i.e. what the user set (including a move the
     scenario makes half-way)."""
     points = series(run)
-    ref = run["events"].get("shift", run["events"].get("start", 0)) - run["events"].get("start", 0)
-    t90 = None
-    for t, loc in points:
-        if t >= ref and loc >= 0.9:
-            t90 = t - ref
-            break
+    ref = reference_time(run)
+    t90 = time_to(points, ref, 0.9)
+    t95 = time_to(points, ref, 0.95)
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
     changed = baseline_affinity is not None and end_affinity(run) != baseline_affinity
     if run["system"] == "none":
@@ -200,8 +282,11 @@ def summarize(run, baseline_affinity):
         "shift": ref if "shift" in run["events"] else None,
         "final": points[-1][1] if points else None,
         "t90": t90,
+        "t95": t95,
         "mib": moved * PAGE / 2**20,
         "bnf": back_and_forth(run),
+        "returns": node_returns(run),
+        "aff_changes": affinity_changes(run),
         "cpu": cpu,
         "stall": max(run["hogs"]) if run["hogs"] else None,
         "affinity": "changed" if changed else "kept",
@@ -241,11 +326,17 @@ def fmt(value, pattern, missing="-"):
     return missing if value is None else pattern.format(value)
 
 
+def goal_lines(scenarios):
+    """"- *scenario*: goal" for each of SCENARIOS that is in SCENARIOS."""
+    return [f"- *{s}*: {GOALS[s]}" for s in SCENARIOS if s in scenarios and s in GOALS]
+
+
 def placement_section(results, doc_dir, plot_dir):
     out = []
     data_dir = os.path.join(results, "plot-data")
     os.makedirs(data_dir, exist_ok=True)
     tables, plots, notes = [], [], []
+    seen = set()
     for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
         topology = os.path.basename(topo_dir)[len("placement-"):]
         runs = {}
@@ -264,6 +355,7 @@ def placement_section(results, doc_dir, plot_dir):
         for scenario in SCENARIOS:
             if scenario not in runs:
                 continue
+            seen.add(scenario)
             for system in SYSTEMS:
                 if system not in runs[scenario]:
                     continue
@@ -271,8 +363,10 @@ def placement_section(results, doc_dir, plot_dir):
                 tables.append(
                     f"| {topology} | {scenario} | {SYSTEM_LABELS[system]} | "
                     f"{fmt(s['final'] and s['final'] * 100, '{:.0f}%')} | "
-                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {s['mib']:.0f} | {s['bnf']} | "
-                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | {s['affinity']} |")
+                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {fmt(s['t95'], '{:.1f}', 'never')} | "
+                    f"{s['mib']:.0f} | {s['bnf']} | {s['returns']} | "
+                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | "
+                    f"{fmt(s['aff_changes'], '{}')} | {s['affinity']} |")
             png = plot(topology, scenario, {k: v[1] for k, v in runs[scenario].items()},
                        plot_dir, data_dir)
             plots.append(f"![{topology} {scenario}]({os.path.relpath(os.path.join(plot_dir, png), doc_dir)})")
@@ -281,9 +375,14 @@ def placement_section(results, doc_dir, plot_dir):
                     log = [l for l in runs[scenario][system][0]["log"]
                            if "summary" in l or "error" in l or "err:" in l]
                     notes.extend(f"    {topology}/{scenario}: {l}" for l in log[:3])
-    out.append("| guest | scenario | system | final locality | s to 90% | MiB migrated | "
-               "back-and-forth | placer CPU s | longest stall ms | CPU affinity |")
-    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    out.append("Goals:")
+    out.append("")
+    out.extend(goal_lines(seen))
+    out.append("")
+    out.append("| guest | scenario | system | final locality | s to 90% | s to 95% | "
+               "MiB migrated | back-and-forth | returns | placer CPU s | longest stall ms | "
+               "affinity changes | CPU affinity |")
+    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     out.extend(tables)
     out.append("")
     out.extend(p + "\n" for p in plots)

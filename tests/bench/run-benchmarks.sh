@@ -5,7 +5,8 @@
 # usage: tests/bench/run-benchmarks.sh [--build-dir DIR] [--results DIR] [--parallel]
 #                                      [--report-only]
 #
-# Steps, about 40 minutes on a 2-core machine:
+# Steps, about 40 minutes on a 2-core machine before the split and churn
+# scenarios, which add at least 8 minutes of runs to each guest:
 #   1. build the project (meson, ninja -j2) in DIR (default build-bench)
 #   2. host: kbuild and hackbench without numaplaced and with it at
 #      scan_delay_ms 0 and 1000 (host-overhead.sh)
@@ -119,7 +120,7 @@ if ! $report_only; then
 		done
 	}
 	first="misplaced compete big"
-	second="spread shift"
+	second="spread shift split churn"
 	if $parallel; then
 		host_part &
 		jobs_started=$!

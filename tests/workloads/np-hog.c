@@ -3,8 +3,11 @@
  * np-hog: hold memory placed on chosen nodes and keep using it.
  *
  * The memory is split into one slice per thread; slice i is placed on the
- * i-th node of --node (cycling) and touched by thread i, which runs on the
- * i-th CPU of --cpus (cycling) when that is given. Once every page is in,
+ * i-th node of --node (cycling), or with --split in equal parts on every
+ * node of --node, and touched by thread i, which runs on the i-th CPU of
+ * --cpus (cycling) when that is given. With --policy=bind-once the policy
+ * only places the first touch: it is dropped once the pages are in, and
+ * they are free to move. Once every page is in,
  * the program prints "ready" and then touches every page again in passes,
  * printing each pass's duration: the slowest pass shows how long the task
  * stalled while somebody moved its pages. SIGTERM or SIGINT ends it with a
@@ -40,6 +43,7 @@ struct hog {
 	int cpus[WL_MAX_IDS];
 	size_t cpu_count;
 	enum wl_policy policy;
+	bool split;
 	unsigned long threads;
 	unsigned long pause_ms;
 	unsigned long max_passes;
@@ -68,7 +72,9 @@ static void usage(FILE *out)
 		"usage: np-hog [options]\n"
 		"  --mib=N          memory to hold, MiB (default 64)\n"
 		"  --node=LIST      nodes for the threads' slices, e.g. 1 or 0,1 (default: none)\n"
-		"  --policy=P       bind, preferred or local (default bind)\n"
+		"  --policy=P       bind, preferred, local or bind-once (bind for the first\n"
+		"                   touch, then no policy; default bind)\n"
+		"  --split          each thread's slice in equal parts on all the --node nodes\n"
 		"  --threads=N      threads, each with its own slice (default 1)\n"
 		"  --cpus=LIST      CPU for each thread, cycling (default: not pinned)\n"
 		"  --pause-ms=N     pause between passes (default 100)\n"
@@ -82,6 +88,7 @@ static void parse_args(int argc, char **argv)
 		{"mib", required_argument, NULL, 'm'},
 		{"node", required_argument, NULL, 'n'},
 		{"policy", required_argument, NULL, 'p'},
+		{"split", no_argument, NULL, 's'},
 		{"threads", required_argument, NULL, 't'},
 		{"cpus", required_argument, NULL, 'c'},
 		{"pause-ms", required_argument, NULL, 'w'},
@@ -102,6 +109,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'p':
 			hog.policy = wl_parse_policy(optarg);
+			break;
+		case 's':
+			hog.split = true;
 			break;
 		case 't':
 			hog.threads = wl_parse_ulong("threads", optarg);
@@ -141,6 +151,8 @@ static void *hog_thread_main(void *arg)
 	if (t->cpu >= 0)
 		wl_pin_to_cpu(t->cpu);
 	wl_touch(t->mem, t->bytes);
+	if (hog.policy == WL_POLICY_BIND_ONCE)
+		wl_drop_policy(t->mem, t->bytes);
 	pthread_barrier_wait(&hog.ready);
 
 	while (!atomic_load(&stopping) && (!hog.max_passes || t->passes < hog.max_passes)) {
@@ -191,7 +203,18 @@ int main(int argc, char **argv)
 		t->node = hog.node_count ? hog.nodes[i % hog.node_count] : -1;
 		t->cpu = hog.cpu_count ? hog.cpus[i % hog.cpu_count] : -1;
 		t->bytes = slice;
-		t->mem = wl_map_on_node(slice, t->node, hog.policy);
+		if (hog.split && hog.node_count) {
+			size_t part = (slice / hog.node_count + page - 1) / page * page;
+
+			t->mem = wl_map_on_node(slice, -1, hog.policy);
+			for (size_t k = 0; k < hog.node_count && k * part < slice; k++) {
+				size_t len = slice - k * part < part ? slice - k * part : part;
+
+				wl_place_on_node(t->mem + k * part, len, hog.nodes[k], hog.policy);
+			}
+		} else {
+			t->mem = wl_map_on_node(slice, t->node, hog.policy);
+		}
 		err = pthread_create(&t->thread, NULL, hog_thread_main, t);
 		if (err)
 			wl_die("starting thread %lu: %s", i, strerror(err));

@@ -90,7 +90,9 @@ enum wl_policy wl_parse_policy(const char *arg)
 		return WL_POLICY_PREFERRED;
 	if (!strcmp(arg, "local"))
 		return WL_POLICY_LOCAL;
-	wl_die("--policy: expected bind, preferred or local, not '%s'", arg);
+	if (!strcmp(arg, "bind-once"))
+		return WL_POLICY_BIND_ONCE;
+	wl_die("--policy: expected bind, preferred, local or bind-once, not '%s'", arg);
 }
 
 double wl_now_ms(void)
@@ -103,20 +105,32 @@ double wl_now_ms(void)
 
 void *wl_map_on_node(size_t bytes, int node, enum wl_policy policy)
 {
-	unsigned long mask[WL_MAX_IDS / (8 * sizeof(unsigned long))] = {0};
 	void *mem;
-	int mode;
 
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		wl_die("mmap of %zu bytes: %s", bytes, strerror(errno));
+	wl_place_on_node(mem, bytes, node, policy);
+	return mem;
+}
+
+void wl_place_on_node(void *mem, size_t bytes, int node, enum wl_policy policy)
+{
+	unsigned long mask[WL_MAX_IDS / (8 * sizeof(unsigned long))] = {0};
+	int mode;
+
 	if (node < 0 || policy == WL_POLICY_LOCAL)
-		return mem;
-	mode = policy == WL_POLICY_BIND ? MPOL_BIND : MPOL_PREFERRED;
+		return;
+	mode = policy == WL_POLICY_PREFERRED ? MPOL_PREFERRED : MPOL_BIND;
 	mask[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
 	if (mbind(mem, bytes, mode, mask, WL_MAX_IDS, 0))
 		wl_die("mbind to node %d: %s", node, strerror(errno));
-	return mem;
+}
+
+void wl_drop_policy(void *mem, size_t bytes)
+{
+	if (mbind(mem, bytes, MPOL_DEFAULT, NULL, 0, 0))
+		wl_die("mbind(MPOL_DEFAULT): %s", strerror(errno));
 }
 
 void wl_touch(void *mem, size_t bytes)

@@ -27,6 +27,12 @@ bench_cpus_of() {
 	eval "echo \$CPUS_$1"
 }
 
+# Number of CPUs in LIST (e.g. 0-1,4).
+bench_count_cpus() {
+	echo "$1" | awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); count += r[n] - r[1] + 1 } }
+		END { print count + 0 }'
+}
+
 # Print the topology header of a results file: one "node N CPULIST" line per
 # node, so the host can map the CPU a thread ran on to its node.
 bench_topology_lines() {
@@ -46,15 +52,21 @@ bench_cpu_ticks() {
 	awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
-# One observation of PID at time T: pages per node from numa_maps, and for
+# One observation of PID at time T: pages per node from numa_maps, for
 # each thread the CPU it last ran on and the CPU time it used so far (clock
-# ticks), so that the host can leave out threads that only wait.
-#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,...
+# ticks), so that the host can leave out threads that only wait, and each
+# thread's allowed CPUs, so that the host can count changes of affinity.
+#   sample T PID N0=pages N1=pages ... cpus=CPU:TICKS,CPU:TICKS,... aff=LIST/LIST/...
+# Threads are in the same order in cpus= and aff= (both globs sort alike).
 bench_sample() {
 	awk -v t="$1" -v pid="$2" '
 		FILENAME ~ /numa_maps$/ {
 			for (i = 2; i <= NF; i++)
 				if ($i ~ /^N[0-9]+=/) { split(substr($i, 2), kv, "="); pages[kv[1]] += kv[2] }
+			next
+		}
+		FILENAME ~ /status$/ {
+			if ($1 == "Cpus_allowed_list:") aff = aff (aff == "" ? "" : "/") $2
 			next
 		}
 		{ line = $0; sub(/.*\) /, "", line); split(line, f, " ");
@@ -63,8 +75,8 @@ bench_sample() {
 		END {
 			out = "sample " t " " pid
 			for (n in pages) out = out " N" n "=" pages[n]
-			print out " cpus=" cpus
-		}' "/proc/$2/numa_maps" /proc/"$2"/task/*/stat 2>/dev/null
+			print out " cpus=" cpus " aff=" aff
+		}' "/proc/$2/numa_maps" /proc/"$2"/task/*/stat /proc/"$2"/task/*/status 2>/dev/null
 }
 
 # Each thread's allowed CPUs of PID: "affinity WHEN PID TID LIST" lines.
@@ -83,8 +95,11 @@ bench_affinity() {
 #   numad       Debian's numad with its defaults
 #   numad-i5    numad -i 5 (re-evaluates at most every 5 s)
 #   numaplaced  numaplaced --foreground with the shipped config (its defaults)
-#   numaplaced-node  the same with affinity = node (it may narrow threads, as
-#               numad does)
+#   numaplaced-memonly  the same with affinity = never: it moves memory only
+#               and never touches a thread's CPU affinity
+#   numaplaced-node  the same with affinity = node, the name of an older
+#               series (now an alias of the default, unpinned), kept so that
+#               such a series can be run again
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -132,13 +147,25 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		;;
-	numaplaced | numaplaced-node)
+	numaplaced | numaplaced-memonly | numaplaced-node)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
 		# the guest) sets nothing: every key at its default.
 		conf=/etc/numaplaced/numaplaced.conf
-		if [ "$1" = numaplaced-node ]; then
-			conf=/tmp/numaplaced-node.conf
-			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = node"; } >"$conf"
+		case $1 in
+		numaplaced-memonly) affinity=never ;;
+		numaplaced-node) affinity=node ;;
+		*) affinity= ;;
+		esac
+		if [ -n "$affinity" ]; then
+			conf=/tmp/$1.conf
+			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = $affinity"; } >"$conf"
+			# A daemon from before "never" knows the same setting as
+			# "none".
+			if [ "$affinity" = never ] &&
+				! numaplaced --check-config --config "$conf" >/dev/null 2>&1; then
+				echo "bench: this numaplaced refuses affinity = never; using none"
+				{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = none"; } >"$conf"
+			fi
 		fi
 		# shellcheck disable=SC2086
 		numaplaced --foreground --config "$conf" ${BENCH_NUMAPLACED_ARGS:-} \

@@ -1,41 +1,98 @@
 # Placement benchmark: each workload below under each placement system, one
 # after another in the same boot. Every run writes one results file
 # (RUN.txt, sent to the host) with the topology, one sample of every task per
-# second (pages per node from numa_maps, the CPU each thread last ran on),
-# the tasks' CPU affinity at the start and at the end, the pages the kernel
-# migrated, the placer's CPU time and each task's slowest pass.
+# second (pages per node from numa_maps, the CPU each thread last ran on and
+# the CPUs it may run on), the tasks' CPU affinity at the start and at the
+# end, the pages the kernel migrated, the placer's CPU time and each task's
+# slowest pass. Tasks may start and stop during a run (churn): the events
+# say when.
 #
-# BENCH_SCENARIOS and BENCH_SYSTEMS (bench-env.sh) may narrow the runs.
+# BENCH_SCENARIOS and BENCH_SYSTEMS (bench-env.sh) may narrow the runs;
+# BENCH_SECONDS and BENCH_SCENARIO_SECONDS set their length
+# (scenario_seconds).
 . /np/guest-lib.sh
 . /np/scenarios/bench-lib.sh
 bench_topology
 
-scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift}
-systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-node}
-seconds=$BENCH_SECONDS
+scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift split churn}
+systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-memonly}
 node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
 cpus0=$(bench_cpus_of 0)
 cpus_far=$(bench_cpus_of "$FAR_NODE")
 
-# Start a hog under a launch affinity; appends its pid to HOGS.
+# Start a hog under a launch affinity and wait until it holds its memory;
+# appends its pid to HOGS (the tasks sampled).
 #   start_hog NAME LAUNCH_CPUS NP_HOG_ARGS...
 start_hog() {
+	start_hog_later "$@"
+	np_wait_ready "$1.out" 120
+	PENDING=$(echo " $PENDING " | sed "s/ $HOG_PID / /")
+	HOGS="$HOGS $HOG_PID"
+}
+
+# Start a hog as start_hog does, without waiting: it is sampled from the
+# second it is ready at (see poll_pending). Sets HOG_PID.
+start_hog_later() {
 	name=$1
 	launch=$2
 	shift 2
 	taskset -c "$launch" np-hog --quiet --pause-ms=0 "$@" >"$name.out" 2>&1 &
-	pid=$!
-	np_wait_ready "$name.out" 120
-	HOGS="$HOGS $pid"
-	HOG_FILES="$HOG_FILES $name.out"
+	HOG_PID=$!
+	eval "HOG_NAME_$HOG_PID=$name"
+	PENDING="$PENDING $HOG_PID"
 }
 
+# Hogs started with start_hog_later that are now ready join HOGS.
+poll_pending() {
+	waiting=
+	for pid in $PENDING; do
+		name=$(eval "echo \$HOG_NAME_$pid")
+		if grep -q '^ready' "$name.out" 2>/dev/null; then
+			HOGS="$HOGS $pid"
+			echo "event $(bench_now) ready:$name"
+			bench_affinity start "$pid"
+		else
+			waiting="$waiting $pid"
+		fi
+	done
+	PENDING=$waiting
+}
+
+# Stop hog PID (sampled or still starting) and record how it ended: its
+# threads' CPUs at the end and its slowest pass.
+stop_hog() {
+	name=$(eval "echo \$HOG_NAME_$1")
+	case " $HOGS " in
+	*" $1 "*) bench_affinity end "$1" ;;
+	esac
+	kill -TERM "$1"
+	wait "$1"
+	echo "event $(bench_now) leave:$name"
+	echo "hog $name.out $(grep '^done' "$name.out")"
+	HOGS=$(echo " $HOGS " | sed "s/ $1 / /")
+	PENDING=$(echo " $PENDING " | sed "s/ $1 / /")
+}
+
+# Seconds that scenario $1 runs for: BENCH_SECONDS, or the scenario's own
+# length (churn: 60, three periods), or what BENCH_SCENARIO_SECONDS
+# ("SCENARIO:SECONDS ...") gives it.
+scenario_seconds() {
+	length=$BENCH_SECONDS
+	[ "$1" = churn ] && length=$((3 * CHURN_PERIOD))
+	for pair in $BENCH_SCENARIO_SECONDS; do
+		[ "${pair%%:*}" = "$1" ] && length=${pair#*:}
+	done
+	echo "$length"
+}
+
+# churn: the other task is replaced every CHURN_PERIOD seconds.
+CHURN_PERIOD=20
+
 # Set the workload of scenario $1 up; the user's affinity is in place when it
-# returns. MID_ACTION runs at MID_SECONDS (if set).
+# returns.
 setup_scenario() {
 	HOGS=
-	HOG_FILES=
-	MID_ACTION=
+	PENDING=
 	case $1 in
 	misplaced)
 		# Memory first touched on the far node, then the user pins the
@@ -69,18 +126,63 @@ setup_scenario() {
 		;;
 	shift)
 		# Runs on node 0 with its memory there; a third of the way in, the
-		# user moves it to the far node and its memory should follow.
+		# user moves it to the far node and its memory should follow
+		# (scenario_tick).
 		start_hog hog "$cpus0" --mib=$((node_mib * 35 / 100))
-		MID_ACTION="taskset -a -p -c $cpus_far $HOGS"
-		MID_SECONDS=$((seconds / 3))
+		;;
+	split)
+		# One thread free to run on every CPU, its memory half on node 0
+		# and half on the far node, bound there for the first touch only:
+		# to be all local, the thread and all its memory have to end up
+		# on one node.
+		start_hog hog "$ALL_CPUS" --node="0,$FAR_NODE" --split --policy=bind-once \
+			--mib=$((node_mib * 35 / 100))
+		;;
+	churn)
+		# Tasks as wide as node 0 (one thread per CPU of it), their memory
+		# bound to node 0 for the first touch only, free to run on every
+		# CPU: they do not fit on node 0 two at a time. One runs all
+		# along; every CHURN_PERIOD seconds the other one leaves and a new
+		# one arrives (scenario_tick), so the task that should move away
+		# from node 0 changes.
+		CHURN_ARGS="--threads=$(bench_count_cpus "$cpus0") --node=0 --policy=bind-once"
+		CHURN_ARGS="$CHURN_ARGS --mib=$((node_mib * 35 / 100))"
+		CHURN_OTHER=
+		# shellcheck disable=SC2086
+		start_hog hog-a "$ALL_CPUS" $CHURN_ARGS
 		;;
 	*) np_fail "unknown scenario $1" ;;
+	esac
+}
+
+# What scenario $1 does at second $2 of its run, before that second's
+# samples; events go to stdout (the results file).
+scenario_tick() {
+	case $1 in
+	shift)
+		if [ "$2" = $((seconds / 3)) ]; then
+			# shellcheck disable=SC2086
+			taskset -a -p -c "$cpus_far" $HOGS >/dev/null
+			echo "event $(bench_now) shift"
+		fi
+		;;
+	churn)
+		[ "$2" -gt 0 ] && [ $(($2 % CHURN_PERIOD)) = 0 ] || return 0
+		[ -z "$CHURN_OTHER" ] || stop_hog "$CHURN_OTHER"
+		# hog-b, hog-c, ...
+		name=hog-$(awk -v k=$(($2 / CHURN_PERIOD)) 'BEGIN { printf "%c", 97 + k }')
+		echo "event $(bench_now) arrive:$name"
+		# shellcheck disable=SC2086
+		start_hog_later "$name" "$ALL_CPUS" $CHURN_ARGS
+		CHURN_OTHER=$HOG_PID
+		;;
 	esac
 }
 
 run_one() {
 	scenario=$1
 	system=$2
+	seconds=$(scenario_seconds "$scenario")
 	out=/tmp/$scenario-$system.txt
 	{
 		echo "run $NP_TOPOLOGY $scenario $system"
@@ -98,10 +200,10 @@ run_one() {
 	} >>"$out"
 	second=0
 	while [ $second -lt "$seconds" ]; do
-		if [ -n "$MID_ACTION" ] && [ $second = "$MID_SECONDS" ]; then
-			$MID_ACTION >/dev/null
-			echo "event $(bench_now) shift" >>"$out"
-		fi
+		{
+			scenario_tick "$scenario" $second
+			poll_pending
+		} >>"$out"
 		for pid in $HOGS; do
 			bench_sample "$(bench_now)" "$pid" >>"$out"
 		done
@@ -119,20 +221,19 @@ run_one() {
 		done
 		bench_stop_system
 	} >>"$out"
-	for pid in $HOGS; do
+	for pid in $HOGS $PENDING; do
 		kill -TERM "$pid"
 	done
-	for pid in $HOGS; do
+	for pid in $HOGS $PENDING; do
 		wait "$pid"
-	done
-	for f in $HOG_FILES; do
-		echo "hog $f $(grep '^done' "$f")" >>"$out"
-	done
+		echo "hog $(eval "echo \$HOG_NAME_$pid").out $(grep '^done' "$(eval "echo \$HOG_NAME_$pid").out")"
+	done >>"$out"
 	grep -E '^(sample|event)' "$out" | tail -n 2
 	np_emit "$NP_TOPOLOGY-$scenario-$system.txt" "$out"
 }
 
-echo "bench: $NODE_COUNT nodes of $node_mib MiB, far node $FAR_NODE, $seconds s per run"
+echo "bench: $NODE_COUNT nodes of $node_mib MiB, far node $FAR_NODE, $BENCH_SECONDS s per run" \
+	"(churn: $(scenario_seconds churn) s)"
 # BENCH_RUNS, "SCENARIO:SYSTEM ...", picks single runs instead.
 runs=${BENCH_RUNS:-}
 if [ -z "$runs" ]; then
@@ -143,6 +244,6 @@ if [ -z "$runs" ]; then
 	done
 fi
 for pair in $runs; do
-	echo "bench: ${pair%%:*} under ${pair#*:}"
+	echo "bench: ${pair%%:*} under ${pair#*:}, $(scenario_seconds "${pair%%:*}") s"
 	run_one "${pair%%:*}" "${pair#*:}"
 done

@@ -1,7 +1,8 @@
 # The test workloads do what scenarios rely on: np-hog's threads run on the
 # CPUs asked for with their slices on the nodes asked for (a memory-only node
-# included), np-spawn's children all succeed, and np-vanish exits on SIGUSR1
-# while migratepages is moving its pages. Meant for 4node-asym (node 3 has no
+# included), one slice can be split over nodes and freed of its policy,
+# np-spawn's children all succeed, and np-vanish exits on SIGUSR1 while
+# migratepages is moving its pages. Meant for 4node-asym (node 3 has no
 # CPUs; CPUs 0, 2 and 3 are on nodes 0, 1 and 2).
 . /np/guest-lib.sh
 set -e
@@ -27,6 +28,20 @@ echo "np-hog: workers last ran on CPUs $cpus"
 kill "$NP_HOG_PID"
 wait "$NP_HOG_PID"
 grep -q '^done passes [1-9]' hog.out || np_fail "np-hog: no passes: $(tail -n 1 hog.out)"
+
+# --split --policy bind-once: one thread's slice half on each node, with no
+# policy left on it once its pages are in.
+np_start_hog split.out --mib 64 --node 0,1 --split --policy bind-once --pause-ms 100
+for node in 0 1; do
+	pages=$(np_pages_on_node "$NP_HOG_PID" "$node")
+	echo "np-hog --split: node $node holds $pages pages"
+	[ "$pages" -ge 8192 ] || np_fail "np-hog --split: $pages pages on node $node, expected 32 MiB"
+done
+if grep -E ' (bind|prefer)' "/proc/$NP_HOG_PID/numa_maps"; then
+	np_fail "np-hog --policy bind-once: a policy is left on its memory"
+fi
+kill "$NP_HOG_PID"
+wait "$NP_HOG_PID"
 
 out=$(np-spawn --count 40 --parallel 4 --mib 2 --node 3 --life-ms 20)
 echo "np-spawn: $out"
