@@ -159,13 +159,6 @@ bench_start_system() {
 		if [ -n "$affinity" ]; then
 			conf=/tmp/$1.conf
 			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = $affinity"; } >"$conf"
-			# A daemon from before "never" knows the same setting as
-			# "none".
-			if [ "$affinity" = never ] &&
-				! numaplaced --check-config --config "$conf" >/dev/null 2>&1; then
-				echo "bench: this numaplaced refuses affinity = never; using none"
-				{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = none"; } >"$conf"
-			fi
 		fi
 		# shellcheck disable=SC2086
 		numaplaced --foreground --config "$conf" ${BENCH_NUMAPLACED_ARGS:-} \
