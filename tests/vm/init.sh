@@ -10,7 +10,7 @@ mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t tmpfs tmpfs /tmp
-mkdir -p /dev/pts /dev/shm
+mkdir -p /dev/pts /dev/shm /run
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 

@@ -68,7 +68,6 @@ start_and_wait() {
 	[ "$home_a" != "$home_b" ] || np_fail "both hogs homed on node $home_a"
 }
 
-mkdir -p /run
 start_and_wait </dev/null
 moved=$(np_metric_moved_mib 0 1)
 echo "daemon-home: both hogs 90% local after $local_ms ms, homes $home_a and $home_b, $moved MiB moved"
