@@ -208,6 +208,7 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 		}
 		np_affinity_result_clear(&res);
 	}
+	np_stats_add_given_back(engine->stats, done);
 	if (restored)
 		*restored = done;
 	if (left)
@@ -267,6 +268,7 @@ int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_ma
 		np_affinity_result_clear(&res);
 		np_act_task_release(&at);
 	}
+	np_stats_add_given_back(engine->stats, done);
 	*restored = done;
 	return 0;
 }
@@ -655,6 +657,8 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 		e->outcome = NP_SNAP_DONE;
 		st->no_effect_node = -1;
 		st->no_effect_wait = 0;
+		if (a->widen)
+			np_stats_add_given_back(engine->stats, 1);
 	}
 }
 
@@ -779,6 +783,15 @@ out:
 	return err;
 }
 
+static unsigned narrowed_tasks(const struct np_engine *engine)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		n += engine->states.v[i].hist && engine->states.v[i].hist->narrowed;
+	return n;
+}
+
 static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		    struct np_snapshot **snapshot)
 {
@@ -796,6 +809,9 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		err = read_tasks(engine, &t);
 	if (!err)
 		err = decide_and_act(engine, &t);
+	if (!err)
+		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
+				  narrowed_tasks(engine));
 	tick_clear(&t);
 	if (err || !snapshot) {
 		np_snapshot_free(t.snap);

@@ -52,6 +52,13 @@ struct np_stats {
 	/* (nr_nodes + 1)^2 cells, source-major; the last row and column are
 	 * nodes the topology did not know. Its own aligned allocation. */
 	struct migrated_cell *migrated;
+	/* The last plan: CPU demand and CPUs per node (indexed like node_ids),
+	 * and the tasks narrowed now; set once per tick. */
+	double *plan_demand;
+	unsigned *plan_cpus;
+	bool has_plan;
+	unsigned narrowed_tasks;
+	uint64_t given_back_tasks;
 
 	_Alignas(CACHE_LINE) struct stats_hot hot;
 };
@@ -85,7 +92,10 @@ int np_stats_new(const struct np_topology *topo, struct np_stats **out)
 	stats->numastat = calloc(n ? n : 1, sizeof(*stats->numastat));
 	stats->numastat_valid = calloc(n ? n : 1, sizeof(*stats->numastat_valid));
 	stats->migrated = zalloc_aligned((size_t)(n + 1) * (n + 1) * sizeof(*stats->migrated));
-	if (!stats->node_ids || !stats->numastat || !stats->numastat_valid || !stats->migrated) {
+	stats->plan_demand = calloc(n ? n : 1, sizeof(*stats->plan_demand));
+	stats->plan_cpus = calloc(n ? n : 1, sizeof(*stats->plan_cpus));
+	if (!stats->node_ids || !stats->numastat || !stats->numastat_valid || !stats->migrated ||
+	    !stats->plan_demand || !stats->plan_cpus) {
 		np_stats_free(stats);
 		return -ENOMEM;
 	}
@@ -103,6 +113,8 @@ void np_stats_free(struct np_stats *stats)
 	free(stats->numastat);
 	free(stats->numastat_valid);
 	free(stats->migrated);
+	free(stats->plan_demand);
+	free(stats->plan_cpus);
 	free(stats);
 }
 
@@ -113,6 +125,28 @@ static unsigned node_slot(const struct np_stats *stats, int id)
 		if (stats->node_ids[i] == id)
 			return i;
 	return stats->nr_nodes;
+}
+
+void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
+		       const struct np_planner_load *load, unsigned narrowed_tasks)
+{
+	stats->narrowed_tasks = narrowed_tasks;
+	if (!load)
+		return;
+	stats->has_plan = true;
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		unsigned slot = node_slot(stats, topo->nodes[i].id);
+
+		if (slot < stats->nr_nodes) {
+			stats->plan_demand[slot] = load[i].demand;
+			stats->plan_cpus[slot] = load[i].cpus;
+		}
+	}
+}
+
+void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks)
+{
+	stats->given_back_tasks += tasks;
 }
 
 static struct migrated_cell *cell(const struct np_stats *stats, unsigned src, unsigned dst)
@@ -410,6 +444,24 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	family(out, "affinity_threads_total", "counter",
 	       "Threads whose CPU affinity was narrowed.");
 	fprintf(out, "numaplaced_affinity_threads_total %" PRIu64 "\n", h->affinity_threads);
+	family(out, "affinity_given_back_total", "counter",
+	       "Tasks given back the CPU mask they had before the daemon narrowed it.");
+	fprintf(out, "numaplaced_affinity_given_back_total %" PRIu64 "\n", stats->given_back_tasks);
+	family(out, "narrowed_tasks", "gauge",
+	       "Tasks whose threads the daemon keeps on their home node's CPUs now.");
+	fprintf(out, "numaplaced_narrowed_tasks %u\n", stats->narrowed_tasks);
+	if (stats->has_plan) {
+		family(out, "node_cpu_demand", "gauge",
+		       "CPUs the last plan asks of each node: tasks homed or running there, and the "
+		       "rest of its load.");
+		for (unsigned i = 0; i < stats->nr_nodes; i++)
+			fprintf(out, "numaplaced_node_cpu_demand{node=\"%d\"} %.3f\n",
+				stats->node_ids[i], stats->plan_demand[i]);
+		family(out, "node_cpus", "gauge", "CPUs of each node, as the plan counts them.");
+		for (unsigned i = 0; i < stats->nr_nodes; i++)
+			fprintf(out, "numaplaced_node_cpus{node=\"%d\"} %u\n", stats->node_ids[i],
+				stats->plan_cpus[i]);
+	}
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
 	family(out, "numa_maps_read_bytes_total", "counter", "Bytes of numa_maps read.");

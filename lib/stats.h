@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "context.h"
+#include "planner.h"
 #include "reason.h"
 #include "topology.h"
 
@@ -72,6 +73,14 @@ void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages);
 
 /* Threads whose CPU affinity was narrowed. */
 void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads);
+
+/* The tick's plan (@load: per topo->nodes[i], NULL when none was made) and
+ * how many tasks the daemon keeps narrowed now. */
+void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
+		       const struct np_planner_load *load, unsigned narrowed_tasks);
+
+/* Tasks given their mask from before back. */
+void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);
 
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
