@@ -1189,16 +1189,20 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		decide_home(v, cfg, t, s, &h, a, r);
 	} else if (h.narrowed) {
 		give_back(cfg, s, &h, a, r);
+	} else if (a->planned) {
+		/* No home: its threads go wherever the kernel runs them, and
+		 * memory sent after them would chase them. It stays. */
+		char place[NP_REASON_TEXT_MAX];
+
+		h.home_node = -1;
+		record_look(&h, -1);
+		describe_place(place, sizeof(place), v, s);
+		a->locality_percent = locality_percent(s);
+		say(a, NP_ACTION_KEEP,
+		    r->reason == NP_PLAN_SPREAD ? NP_REASON_SPREAD : NP_REASON_NO_CPU_ROOM,
+		    "%s; no home (%s): its memory stays", place, plan_why(r->reason));
 	} else {
 		decide_sampled(v, cfg, t, s, &h, a);
-		if (a->planned) {
-			/* No home: its memory follows its threads, wherever the
-			 * kernel runs them. */
-			h.home_node = -1;
-			snprintf(text, sizeof(text), "%s; no home: %s", a->reason_text,
-				 plan_why(r->reason));
-			say(a, a->kind, a->reason, "%s", text);
-		}
 	}
 
 	/* With the kernel balancing, the kernel decides; the report still

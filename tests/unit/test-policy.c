@@ -268,14 +268,14 @@ static const struct policy_case cases[] = {
 		 .text = "100% of 512 MiB on node 1, where its threads run"},
     },
     {
-	.name = "unpinned, more CPU demand than a node has CPUs: no home, memory-only",
+	.name = "unpinned, more CPU demand than a node has CPUs: no home, and no chase",
 	.topo = &two_nodes,
 	.affinity = NP_AFFINITY_UNPINNED,
 	.cpu_percent = 600,
 	.mem_mib = {0, 512},
 	.threads = "0-5",
-	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1,
-		 .text = "no home: more CPU demand than a node has CPUs"},
+	.want = {NP_ACTION_KEEP, NP_REASON_SPREAD, -1,
+		 .text = "no home (more CPU demand than a node has CPUs): its memory stays"},
     },
     {
 	.name = "pinned by the user: pages move to the pinned node, affinity untouched",
