@@ -10,6 +10,7 @@
 #include "actuate.h"
 #include "filter.h"
 #include "memory.h"
+#include "pageplan.h"
 #include "policy.h"
 #include "state.h"
 #include "task.h"
@@ -258,13 +259,14 @@ int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_ma
 		int err;
 
 		np_act_task_init(&at);
-		err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed, &v[i].before,
-					       &res);
+		err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed,
+					       &v[i].before, &res);
 		if (!err && res.counts[NP_THREAD_NARROWED])
 			done++;
 		else if (err && err != -ESRCH)
-			np_log(engine->ctx, LOG_WARNING, "pid %d: giving back its saved CPU mask: %s",
-			       v[i].pid, strerror(-err));
+			np_log(engine->ctx, LOG_WARNING,
+			       "pid %d: giving back its saved CPU mask: %s", v[i].pid,
+			       strerror(-err));
 		np_affinity_result_clear(&res);
 		np_act_task_release(&at);
 	}
@@ -387,6 +389,8 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	    .shared_file_bytes = e->mem.shared_file_bytes,
 	    .cpu_percent = cpu,
 	    .hist = hist,
+	    .share_keys = e->share_keys,
+	    .nr_share_keys = e->nr_share_keys,
 	};
 }
 
@@ -402,8 +406,11 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (!snap->node_load)
 		return -ENOMEM;
 	snap->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
-	/* On one node nothing moves, and there is nothing to assume. */
-	if (t->opts->look_once && snap->topo->nr_nodes > 1)
+	/* On one node nothing moves, and there is nothing to assume; with
+	 * homes, a task nobody pinned is homed at its first look, and a pinned
+	 * one's first move waits for nothing either. */
+	if (t->opts->look_once && snap->topo->nr_nodes > 1 &&
+	    engine->cfg.affinity == NP_AFFINITY_NEVER)
 		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	if (!err)
@@ -432,6 +439,63 @@ static int observe(struct np_engine *engine, struct tick *t)
 	return 0;
 }
 
+/* One key per (device, inode): tasks with the same key write the same
+ * object. */
+static uint64_t object_key(uint64_t dev, uint64_t inode)
+{
+	uint64_t k = dev * 0x9e3779b97f4a7c15ull ^ inode;
+
+	k ^= k >> 31;
+	k *= 0xbf58476d1ce4e5b9ull;
+	return k ^ (k >> 29);
+}
+
+/* The objects behind the task's shared VMAs with dirty pages, from
+ * /proc/PID/maps (which walks no page tables): only those it maps
+ * writable count. A read that fails leaves it with none. */
+static int read_share_keys(struct np_engine *engine, struct np_snap_task *e)
+{
+	struct np_vma_range *ranges = NULL;
+	unsigned nr = 0, line = 0;
+	char path[48], *buf;
+	size_t len;
+	int err;
+
+	snprintf(path, sizeof(path), "proc/%d/maps", e->task.pid);
+	err = np_ctx_read_file(engine->ctx, path, 64u << 20, &buf, &len);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	err = np_maps_parse(buf, len, &ranges, &nr, &line);
+	free(buf);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	e->share_keys = calloc(e->mem.nr_shared_dirty, sizeof(*e->share_keys));
+	for (unsigned i = 0; e->share_keys && i < e->mem.nr_shared_dirty; i++) {
+		uint64_t start = e->mem.shared_dirty_starts[i];
+		unsigned lo = 0, hi = nr;
+
+		while (lo < hi) { /* ranges are sorted by start */
+			unsigned mid = (lo + hi) / 2;
+
+			if (ranges[mid].start < start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nr && ranges[lo].start == start && ranges[lo].shared_writable) {
+			uint64_t key = object_key(ranges[lo].dev, ranges[lo].inode);
+			bool seen = false;
+
+			for (unsigned j = 0; j < e->nr_share_keys && !seen; j++)
+				seen = e->share_keys[j] == key;
+			if (!seen)
+				e->share_keys[e->nr_share_keys++] = key;
+		}
+	}
+	free(ranges);
+	return e->share_keys ? 0 : -ENOMEM;
+}
+
 /* Read one entry's details (unless the scheduler's filter already did) and
  * memory. Returns 0, 1 when the task is to be left out (it vanished, or one
  * of its files is odd: the reader logged it with its file and line), or
@@ -445,6 +509,8 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 		err = np_task_read_details(engine->ctx, &e->task);
 	if (!err)
 		err = np_memory_read(engine->reader, engine->ctx, e->task.pid, &e->mem, bytes_read);
+	if (!err && e->mem.nr_shared_dirty)
+		err = read_share_keys(engine, e);
 	if (err == -ESRCH || err == -EINVAL || np_is_vanished_error(err))
 		return 1;
 	if (err)

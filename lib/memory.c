@@ -8,7 +8,7 @@
 struct np_memory_reader {
 	struct np_nm_parser *parser;
 	struct np_task_memory *mem; /* being filled */
-	unsigned cap_vmas, cap_pages;
+	unsigned cap_vmas, cap_pages, cap_shared;
 };
 
 /* A policy the user set (mbind, set_mempolicy, numactl) on the VMA. */
@@ -59,7 +59,13 @@ static int add_vma(void *data, const struct np_nm_vma *vma)
 	}
 	if (shared_file(vma)) {
 		mem->shared_file_bytes += present * vma->kernel_page_bytes;
-		return 0;
+		if (!vma->dirty)
+			return 0;
+		err = grow((void **)&mem->shared_dirty_starts, &r->cap_shared,
+			   mem->nr_shared_dirty + 1, sizeof(*mem->shared_dirty_starts));
+		if (!err)
+			mem->shared_dirty_starts[mem->nr_shared_dirty++] = vma->start;
+		return err;
 	}
 	err = grow((void **)&mem->vmas, &r->cap_vmas, mem->nr_vmas + 1, sizeof(*mem->vmas));
 	if (!err)
@@ -110,6 +116,7 @@ void np_task_memory_clear(struct np_task_memory *mem)
 	free(mem->movable_bytes);
 	free(mem->vmas);
 	free(mem->pages);
+	free(mem->shared_dirty_starts);
 	memset(mem, 0, sizeof(*mem));
 }
 
@@ -138,7 +145,7 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 
 	memset(out, 0, sizeof(*out));
 	reader->mem = out;
-	reader->cap_vmas = reader->cap_pages = 0;
+	reader->cap_vmas = reader->cap_pages = reader->cap_shared = 0;
 	err = np_nm_read_task(ctx, pid, reader->parser, bytes_read);
 	reader->mem = NULL;
 	if (err) {

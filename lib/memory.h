@@ -39,6 +39,10 @@ struct np_task_memory {
 	unsigned nr_vmas;
 	struct np_nm_node_pages *pages; /* the VMAs' per-node counts, one after another */
 	unsigned nr_pages;
+	/* Starts of the VMAs of files other tasks map too with dirty pages:
+	 * memory it may share with them, written (for groups). */
+	uint64_t *shared_dirty_starts;
+	unsigned nr_shared_dirty;
 };
 
 /* Reads numa_maps into np_task_memory, with one parser reused task after

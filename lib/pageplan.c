@@ -100,6 +100,49 @@ static int compare_ranges(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Digits of @base from *@q up to @end, at most 16 of them; false when none. */
+static bool read_number(const char **q, const char *end, unsigned base, uint64_t *out)
+{
+	unsigned digits = 0;
+
+	*out = 0;
+	for (; *q < end && digits < 17; (*q)++, digits++) {
+		char c = **q;
+		int d = c >= '0' && c <= '9'		     ? c - '0'
+			: base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+							     : -1;
+
+		if (d < 0)
+			break;
+		*out = *out * base + (uint64_t)d;
+	}
+	return digits > 0 && digits <= 16;
+}
+
+/* " rw-s 00000000 00:05 1234 ..." after the range: perms, offset, dev and
+ * inode. Lenient: a line that does not read so is kept without them. */
+static void read_object(const char *q, const char *eol, struct np_vma_range *r)
+{
+	uint64_t offset, major, minor, inode;
+
+	r->shared_writable = false;
+	r->dev = r->inode = 0;
+	if (eol - q < 6 || q[0] != ' ')
+		return;
+	q++;
+	if (q[1] != 'w' || q[3] != 's' || q[4] != ' ')
+		return;
+	q += 5;
+	if (!read_number(&q, eol, 16, &offset) || q == eol || *q++ != ' ' ||
+	    !read_number(&q, eol, 16, &major) || q == eol || *q++ != ':' ||
+	    !read_number(&q, eol, 16, &minor) || q == eol || *q++ != ' ' ||
+	    !read_number(&q, eol, 10, &inode) || (q != eol && *q != ' '))
+		return;
+	r->shared_writable = inode != 0;
+	r->dev = major << 32 | (minor & 0xffffffffu);
+	r->inode = inode;
+}
+
 int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, unsigned *nr,
 		  unsigned *err_line)
 {
@@ -149,6 +192,7 @@ int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, uns
 		}
 		v[n].start = start;
 		v[n].end = stop;
+		read_object(q, eol, &v[n]);
 		n++;
 		p = eol + 1;
 	}

@@ -38,6 +38,12 @@ void np_page_plan_clear(struct np_page_plan *plan);
 /* One mapping from /proc/PID/maps. */
 struct np_vma_range {
 	uint64_t start, end;
+	/* Mapped shared and writable ("rw?s"), with the object's device
+	 * (major << 32 | minor) and inode: what two tasks writing to the same
+	 * shm, memfd or file have in common. False when the rest of the line
+	 * does not read as the kernel writes it. */
+	bool shared_writable;
+	uint64_t dev, inode;
 };
 
 /* Parse maps (pure) into a malloc'd array sorted by start. Returns 0,

@@ -59,6 +59,8 @@ const char *np_plan_reason_name(enum np_plan_reason reason)
 		return "spread";
 	case NP_PLAN_NO_ROOM:
 		return "no_room";
+	case NP_PLAN_GROUP:
+		return "group";
 	}
 	return "unknown";
 }

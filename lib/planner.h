@@ -56,6 +56,7 @@ enum np_plan_reason {
 	NP_PLAN_SWAP,	  /* traded places with a task of other demand */
 	NP_PLAN_SPREAD,	  /* more CPU demand than any node it may use has CPUs */
 	NP_PLAN_NO_ROOM,  /* no node it may use has CPU room for it */
+	NP_PLAN_GROUP,	  /* homed with the tasks it shares written memory with */
 };
 
 struct np_planner_result {

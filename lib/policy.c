@@ -145,6 +145,7 @@ void np_plan_memo_clear(struct np_plan_memo *memo)
 	free(memo->bytes);
 	free(memo->runs);
 	free(memo->allowed);
+	free(memo->share_keys);
 	memset(memo, 0, sizeof(*memo));
 	memo->home = -1;
 }
@@ -964,6 +965,8 @@ static const char *plan_why(enum np_plan_reason reason)
 		return "more CPU demand than a node has CPUs";
 	case NP_PLAN_NO_ROOM:
 		return "no node has CPU room for it";
+	case NP_PLAN_GROUP:
+		return "with the tasks it shares written memory with";
 	case NP_PLAN_NOT_PLACED:
 		break;
 	}
@@ -1315,11 +1318,16 @@ static int memo_fill(const struct view *v, const struct np_config *cfg,
 	mm->bytes = calloc(n, sizeof(*mm->bytes));
 	mm->runs = calloc(n, sizeof(*mm->runs));
 	mm->allowed = calloc(n, sizeof(*mm->allowed));
-	if (!mm->bytes || !mm->runs || !mm->allowed) {
+	mm->share_keys =
+	    t->nr_share_keys ? malloc(t->nr_share_keys * sizeof(*mm->share_keys)) : NULL;
+	if (!mm->bytes || !mm->runs || !mm->allowed || (t->nr_share_keys && !mm->share_keys)) {
 		np_plan_memo_clear(mm);
 		return -ENOMEM;
 	}
 	mm->nr_nodes = n;
+	if (t->nr_share_keys)
+		memcpy(mm->share_keys, t->share_keys, t->nr_share_keys * sizeof(*mm->share_keys));
+	mm->nr_share_keys = t->nr_share_keys;
 	mm->placeable = s->placeable;
 	mm->demand = s->demand;
 	mm->home = h.home_node >= 0 ? np_topology_index(topo, h.home_node) : -1;
@@ -1380,6 +1388,178 @@ static int memory_node_of(const struct np_topology *topo, int idx)
 	return topo->nodes[idx].mem_total ? idx : best;
 }
 
+/* ---- groups: tasks that write the same shared object ---- */
+
+struct groups {
+	size_t *parent; /* union-find over planner task indexes */
+	size_t *unit;	/* per task: the plan index it is planned under */
+	struct np_planner_task *units;
+	uint64_t *unit_bytes;
+	double *unit_runs;
+	bool *unit_allowed;
+	size_t nr_units;
+};
+
+static size_t group_root(size_t *parent, size_t i)
+{
+	while (parent[i] != i) {
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+static void groups_free(struct groups *g)
+{
+	free(g->parent);
+	free(g->unit);
+	free(g->units);
+	free(g->unit_bytes);
+	free(g->unit_runs);
+	free(g->unit_allowed);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Join the tasks with a share key in common (an open-addressing table of
+ * keys to the first task seen with each). */
+static int join_by_keys(struct groups *g, const struct np_plan_memo *const *mof, size_t k)
+{
+	size_t nkeys = 0, cap = 16;
+	uint64_t *keys;
+	size_t *owner;
+
+	for (size_t i = 0; i < k; i++)
+		nkeys += mof[i]->nr_share_keys;
+	while (cap < 2 * nkeys)
+		cap *= 2;
+	keys = calloc(cap, sizeof(*keys));
+	owner = malloc(cap * sizeof(*owner));
+	if (!keys || !owner) {
+		free(keys);
+		free(owner);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cap; i++)
+		owner[i] = SIZE_MAX;
+	for (size_t i = 0; i < k; i++) {
+		for (unsigned j = 0; j < mof[i]->nr_share_keys; j++) {
+			uint64_t key = mof[i]->share_keys[j];
+			size_t slot = (size_t)(key ^ (key >> 32)) & (cap - 1);
+
+			while (owner[slot] != SIZE_MAX && keys[slot] != key)
+				slot = (slot + 1) & (cap - 1);
+			if (owner[slot] == SIZE_MAX) {
+				keys[slot] = key;
+				owner[slot] = i;
+			} else {
+				g->parent[group_root(g->parent, i)] =
+				    group_root(g->parent, owner[slot]);
+			}
+		}
+	}
+	free(keys);
+	free(owner);
+	return 0;
+}
+
+/*
+ * Tasks that write a shared object in common are planned as one unit when
+ * they all may be placed and, together, fit a node's CPUs: the unit asks
+ * the sum of their demand, and its memory per node is the sum of theirs
+ * (the object's pages count for each, as each uses them). After it,
+ * tasks[] holds the units in place of their first member, and g->unit[i]
+ * is where task i is planned. As the kernel's numa_group does.
+ */
+static int make_groups(struct groups *g, const struct np_planner_node *nodes, unsigned n,
+		       struct np_planner_task *tasks, const struct np_plan_memo *const *mof,
+		       size_t k)
+{
+	size_t *members = NULL;
+	int err = -ENOMEM;
+
+	memset(g, 0, sizeof(*g));
+	g->parent = malloc((k + 1) * sizeof(*g->parent));
+	g->unit = malloc((k + 1) * sizeof(*g->unit));
+	members = calloc(k + 1, sizeof(*members));
+	if (!g->parent || !g->unit || !members)
+		goto out;
+	for (size_t i = 0; i < k; i++)
+		g->parent[i] = g->unit[i] = i;
+	err = join_by_keys(g, mof, k);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < k; i++)
+		members[group_root(g->parent, i)]++;
+	for (size_t i = 0; i < k; i++) {
+		size_t root = group_root(g->parent, i);
+		struct np_planner_task *u = &tasks[root];
+		double demand = 0;
+		unsigned most = 0;
+		bool all_placeable = true, same_home = true;
+
+		if (i != root || members[root] < 2)
+			continue;
+		for (size_t j = 0; j < k; j++) {
+			if (group_root(g->parent, j) != root)
+				continue;
+			demand += tasks[j].demand;
+			all_placeable &= tasks[j].placeable;
+			same_home &= tasks[j].home == tasks[root].home;
+		}
+		for (unsigned x = 0; x < n; x++)
+			most = nodes[x].cpus > most ? nodes[x].cpus : most;
+		if (!all_placeable || demand > most + np_planner_slack(most))
+			continue; /* planned one by one */
+		if (!g->unit_bytes) {
+			g->unit_bytes = calloc((size_t)k * n, sizeof(*g->unit_bytes));
+			g->unit_runs = calloc((size_t)k * n, sizeof(*g->unit_runs));
+			g->unit_allowed = malloc((size_t)k * n * sizeof(*g->unit_allowed));
+			if (!g->unit_bytes || !g->unit_runs || !g->unit_allowed) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+		{
+			uint64_t *bytes = &g->unit_bytes[g->nr_units * n];
+			double *runs = &g->unit_runs[g->nr_units * n];
+			bool *allowed = &g->unit_allowed[g->nr_units * n];
+			struct np_planner_task unit = {.demand = demand,
+						       .bytes = bytes,
+						       .runs = runs,
+						       .allowed = allowed,
+						       .home = same_home ? tasks[root].home : -1,
+						       .placeable = true};
+
+			for (unsigned x = 0; x < n; x++)
+				allowed[x] = true;
+			for (size_t j = 0; j < k; j++) {
+				const struct np_planner_task *t = &tasks[j];
+				double w = demand > 0 ? t->demand / demand : 1.0 / members[root];
+
+				if (group_root(g->parent, j) != root)
+					continue;
+				unit.total += t->total;
+				unit.held |= t->held && same_home;
+				unit.acted_on |= t->acted_on;
+				for (unsigned x = 0; x < n; x++) {
+					bytes[x] += t->bytes[x];
+					runs[x] += t->runs ? w * t->runs[x] : 0;
+					allowed[x] &= !t->allowed || t->allowed[x];
+				}
+				g->unit[j] = root;
+				if (j != root)
+					tasks[j].placeable = false, tasks[j].demand = 0;
+			}
+			*u = unit;
+			g->nr_units++;
+		}
+	}
+	err = 0;
+out:
+	free(members);
+	return err;
+}
+
 /* Plan the homes of @nr tasks (their memos) with m->known around them. */
 static int make_plan(const struct view *v, const struct np_config *cfg,
 		     const struct np_plan_memo *memos, size_t nr, struct np_planner_result *res,
@@ -1392,21 +1572,26 @@ static int make_plan(const struct view *v, const struct np_config *cfg,
 	struct np_planner_node *nodes = calloc(n, sizeof(*nodes));
 	struct np_planner_task *tasks = calloc(total + 1, sizeof(*tasks));
 	struct np_planner_result *all = calloc(total + 1, sizeof(*all));
+	const struct np_plan_memo **mof = calloc(total + 1, sizeof(*mof));
 	size_t *of = calloc(nr + 1, sizeof(*of));
+	struct groups g = {0};
 	int err = -ENOMEM;
 
-	if (!nodes || !tasks || !all || !of)
+	if (!nodes || !tasks || !all || !mof || !of)
 		goto out;
 	for (size_t i = 0; i < nr; i++) {
 		of[i] = SIZE_MAX;
 		if (memos[i].nr_nodes == n) {
 			of[i] = k;
+			mof[k] = &memos[i];
 			tasks[k++] = planner_task(v, &memos[i], true);
 		}
 	}
 	for (size_t i = 0; i < m->nr_known; i++)
-		if (m->known[i].nr_nodes == n)
+		if (m->known[i].nr_nodes == n) {
+			mof[k] = &m->known[i];
 			tasks[k++] = planner_task(v, &m->known[i], false);
+		}
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t free_bytes = view_free(v, (int)i), keep = headroom(v, cfg, (int)i);
 		double busy = (m->node_busy ? m->node_busy[i] : 0.0) * topo->nodes[i].nr_cpus;
@@ -1421,13 +1606,32 @@ static int make_plan(const struct view *v, const struct np_config *cfg,
 		    .mem_node = memory_node_of(topo, (int)i),
 		};
 	}
-	err = np_planner_run(nodes, n, topo->distance, tasks, k, all, load);
-	for (size_t i = 0; !err && i < nr; i++)
-		res[i] = of[i] == SIZE_MAX ? (struct np_planner_result){.home = -1} : all[of[i]];
+	err = make_groups(&g, nodes, n, tasks, mof, k);
+	if (!err)
+		err = np_planner_run(nodes, n, topo->distance, tasks, k, all, load);
+	for (size_t i = 0; !err && i < nr; i++) {
+		size_t j = of[i];
+
+		if (j == SIZE_MAX) {
+			res[i] = (struct np_planner_result){.home = -1};
+		} else if (g.unit[j] != j || tasks[j].bytes != mof[j]->bytes) {
+			/* A group's member: the unit's home; its own memory is
+			 * decided on when it acts, against the node's room. */
+			res[i] = all[g.unit[j]];
+			res[i].move_bytes = 0;
+			res[i].partial = false;
+			if (res[i].home >= 0)
+				res[i].reason = NP_PLAN_GROUP;
+		} else {
+			res[i] = all[j];
+		}
+	}
 out:
+	groups_free(&g);
 	free(nodes);
 	free(tasks);
 	free(all);
+	free(mof);
 	free(of);
 	return err;
 }

@@ -102,10 +102,12 @@ struct np_plan_memo {
 	double demand;	   /* CPUs it kept busy at its last look */
 	int home;	   /* home node index; -1: none */
 	uint64_t home_since_ms;
-	uint64_t total;	 /* movable bytes */
-	uint64_t *bytes; /* movable bytes per node */
+	uint64_t total;	 /* all its resident bytes */
+	uint64_t *bytes; /* per node: of those, the ones local to it homed there */
 	double *runs;	 /* share of thread time per node */
 	bool *allowed;	 /* may be homed there */
+	uint64_t *share_keys; /* the shared objects it writes */
+	unsigned nr_share_keys;
 };
 
 /* Free the arrays; @memo reads as empty after. */
@@ -157,6 +159,10 @@ struct np_policy_task {
 	double cpu_percent;
 	/* The task's history; NULL: decide without one. */
 	const struct np_policy_history *hist;
+	/* Keys of the shared objects it writes (np_snap_task.share_keys): tasks
+	 * with a key in common are planned as one group. */
+	const uint64_t *share_keys;
+	unsigned nr_share_keys;
 };
 
 /* Start an empty history. */

@@ -7,6 +7,9 @@ void np_snap_task_clear(struct np_snap_task *st)
 {
 	np_task_clear(&st->task);
 	np_task_memory_clear(&st->mem);
+	free(st->share_keys);
+	st->share_keys = NULL;
+	st->nr_share_keys = 0;
 }
 
 void np_snapshot_free(struct np_snapshot *snap)

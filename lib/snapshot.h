@@ -29,6 +29,10 @@ struct np_snap_task {
 	struct np_sched_verdict verdict; /* the scan scheduler's */
 	bool picked;			 /* read this tick for a decision */
 	struct np_task_memory mem;	 /* its numa_maps, as read this tick */
+	/* The shared, writable objects (shm, memfd, files) it has dirty pages
+	 * of, as keys of (device, inode); for groups. */
+	uint64_t *share_keys;
+	unsigned nr_share_keys;
 	/* Where its threads run and how local its memory is, as the policy
 	 * sees it: -1 / 0 when unknown. */
 	int run_node, home_node;

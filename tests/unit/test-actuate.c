@@ -318,7 +318,28 @@ static void test_maps_parse(void)
 	CHECK_U64(r[0].start, 0x400000); /* sorted */
 	CHECK_U64(r[0].end, 0x401000);
 	CHECK_U64(r[2].end, 0xffffffffff601000ull);
+	CHECK(!r[0].shared_writable && !r[1].shared_writable);
 	free(r);
+	/* Shared and writable, with the object's identity; read-only shared,
+	 * private, or an odd rest of the line: not. */
+	{
+		const char shm[] =
+		    "7f0000400000-7f0000800000 rw-s 00000000 00:19 4096  /dev/shm/x\n"
+		    "7f0000800000-7f0000900000 r--s 00000000 00:19 4096  /dev/shm/x\n"
+		    "7f0000900000-7f0000a00000 rw-s 0 0 0\n"
+		    "7f0000a00000-7f0000b00000 rw-s 00001000 fd:01 123456789 /memfd:a (deleted)\n";
+
+		CHECK_INT(np_maps_parse(shm, sizeof(shm) - 1, &r, &nr, &line), 0);
+		CHECK_INT(nr, 4);
+		CHECK(r[0].shared_writable);
+		CHECK_U64(r[0].dev, 0x19);
+		CHECK_U64(r[0].inode, 4096);
+		CHECK(!r[1].shared_writable && !r[2].shared_writable);
+		CHECK(r[3].shared_writable);
+		CHECK_U64(r[3].dev, (0xfdull << 32) | 1);
+		CHECK_U64(r[3].inode, 123456789);
+		free(r);
+	}
 	CHECK_INT(np_maps_parse(bad, sizeof(bad) - 1, &r, &nr, &line), -EINVAL);
 	CHECK_INT(line, 2); /* end before start */
 	CHECK_INT(np_maps_parse(bad2, sizeof(bad2) - 1, &r, &nr, &line), -EINVAL);

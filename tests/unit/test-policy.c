@@ -1112,6 +1112,72 @@ static void test_batch_accounts_planned_moves(void)
 	free(b2);
 }
 
+/* Two tasks nobody pinned that write the same shared object are homed
+ * together. A: 400 MiB on node 0; B: 100 MiB on node 1. Alone, B's home is
+ * node 1; as a group (one CPU each, two together, within a node's four)
+ * the unit's memory is mostly on node 0, so both are homed there and B's
+ * 100 MiB follows. Without the key in common, each goes its own way; and
+ * two compete hogs of two CPUs each on nodes of four stay one group. */
+static void test_groups(void)
+{
+	static const struct policy_case a_case = {
+	    .name = "group a",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {400, 0},
+	    .threads = "0-2",
+	};
+	static const struct policy_case b_case = {
+	    .name = "group b",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {0, 100},
+	    .threads = "4-6",
+	};
+	static const uint64_t shm = 0x1234, other = 0x5678;
+	struct built *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct np_policy_task tasks[2];
+	struct np_action actions[2];
+
+	build(a, &a_case);
+	build(b, &b_case);
+	b->task.pid = 4343;
+	tasks[0] = a->input;
+	tasks[1] = b->input;
+	tasks[0].share_keys = &shm;
+	tasks[0].nr_share_keys = 1;
+	tasks[1].share_keys = &other;
+	tasks[1].nr_share_keys = 1;
+	CHECK_INT(np_policy_decide_all(&a->machine, &a->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
+	CHECK_INT(actions[0].plan_home, 0);
+	CHECK_INT(actions[1].plan_home, 1);
+	CHECK_INT(actions[1].plan_reason, NP_PLAN_MEMORY);
+
+	tasks[1].share_keys = &shm;
+	CHECK_INT(np_policy_decide_all(&a->machine, &a->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
+	CHECK_INT(actions[0].plan_home, 0);
+	CHECK_INT(actions[0].plan_reason, NP_PLAN_GROUP);
+	CHECK_INT(actions[1].plan_home, 0);
+	CHECK_INT(actions[1].plan_reason, NP_PLAN_GROUP);
+	CHECK_INT(actions[1].target_node, 0);
+	CHECK_U64(actions[1].move_bytes, 100 * MiB);
+	CHECK(strstr(actions[1].reason_text, "with the tasks it shares written memory with"));
+
+	/* Together more than a node's CPUs (3 + 3 > 4 + slack): each is planned
+	 * on its own. */
+	tasks[0].cpu_percent = tasks[1].cpu_percent = 300;
+	CHECK_INT(np_policy_decide_all(&a->machine, &a->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
+	CHECK_INT(actions[0].plan_home, 0);
+	CHECK_INT(actions[1].plan_home, 1);
+	unbuild(a);
+	unbuild(b);
+	free(a);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1336,6 +1402,7 @@ int main(void)
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();
 	test_home_hold_and_outgrow();
+	test_groups();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();

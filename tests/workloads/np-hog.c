@@ -10,9 +10,13 @@
  * they are free to move. Once every page is in,
  * the program prints "ready" and then touches every page again in passes,
  * printing each pass's duration: the slowest pass shows how long the task
- * stalled while somebody moved its pages. SIGTERM or SIGINT ends it with a
+ * stalled while somebody moved its pages. With --shm, thread 0 also writes
+ * a shared mapping of a file (say in /dev/shm) at every pass: two hogs given
+ * the same file write the same memory. SIGTERM or SIGINT ends it with a
  * summary line.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "workload.h"
@@ -48,6 +53,9 @@ struct hog {
 	unsigned long pause_ms;
 	unsigned long max_passes;
 	bool quiet;
+	const char *shm_path; /* --shm=PATH:MIB */
+	unsigned long shm_mib;
+	char *shm;
 	pthread_barrier_t ready;
 };
 
@@ -79,7 +87,8 @@ static void usage(FILE *out)
 		"  --cpus=LIST      CPU for each thread, cycling (default: not pinned)\n"
 		"  --pause-ms=N     pause between passes (default 100)\n"
 		"  --passes=N       stop after N passes (default: until SIGTERM)\n"
-		"  --quiet          print only ready and the summary, not every pass\n");
+		"  --quiet          print only ready and the summary, not every pass\n"
+		"  --shm=PATH:MIB   thread 0 also writes MIB of a shared mapping of PATH\n");
 }
 
 static void parse_args(int argc, char **argv)
@@ -94,6 +103,7 @@ static void parse_args(int argc, char **argv)
 		{"pause-ms", required_argument, NULL, 'w'},
 		{"passes", required_argument, NULL, 'P'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"shm", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -128,6 +138,18 @@ static void parse_args(int argc, char **argv)
 		case 'q':
 			hog.quiet = true;
 			break;
+		case 'S': {
+			char *colon = strrchr(optarg, ':');
+
+			if (!colon || colon == optarg)
+				wl_die("--shm: expected PATH:MIB, not '%s'", optarg);
+			*colon = '\0';
+			hog.shm_path = optarg;
+			hog.shm_mib = wl_parse_ulong("shm", colon + 1);
+			if (hog.shm_mib < 1)
+				wl_die("--shm: expected at least 1 MiB");
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -151,6 +173,8 @@ static void *hog_thread_main(void *arg)
 	if (t->cpu >= 0)
 		wl_pin_to_cpu(t->cpu);
 	wl_touch(t->mem, t->bytes);
+	if (t->index == 0 && hog.shm)
+		wl_touch(hog.shm, hog.shm_mib << 20);
 	if (hog.policy == WL_POLICY_BIND_ONCE)
 		wl_drop_policy(t->mem, t->bytes);
 	pthread_barrier_wait(&hog.ready);
@@ -159,6 +183,8 @@ static void *hog_thread_main(void *arg)
 		double start = wl_now_ms(), took;
 
 		wl_touch(t->mem, t->bytes);
+		if (t->index == 0 && hog.shm)
+			wl_touch(hog.shm, hog.shm_mib << 20);
 		took = wl_now_ms() - start;
 		t->passes++;
 		if (took > t->slowest_ms)
@@ -195,6 +221,17 @@ int main(int argc, char **argv)
 	threads = calloc(hog.threads, sizeof(*threads));
 	if (!threads)
 		wl_die("out of memory");
+	if (hog.shm_path) {
+		int fd = open(hog.shm_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		size_t bytes = hog.shm_mib << 20;
+
+		if (fd < 0 || ftruncate(fd, (off_t)bytes) < 0)
+			wl_die("--shm %s: %s", hog.shm_path, strerror(errno));
+		hog.shm = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (hog.shm == MAP_FAILED)
+			wl_die("--shm %s: mmap: %s", hog.shm_path, strerror(errno));
+		close(fd);
+	}
 	pthread_barrier_init(&hog.ready, NULL, hog.threads + 1);
 	for (unsigned long i = 0; i < hog.threads; i++) {
 		struct hog_thread *t = &threads[i];
