@@ -1021,9 +1021,14 @@ static void decide_home(const struct view *v, const struct np_config *cfg,
 		np_bitmap_zero(&a->from_cpus);
 	}
 	if (!a->move_pages && !a->set_affinity) {
-		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "home node %d (%s): %u%% of %s there",
+		char kept[160] = "";
+
+		if (h->narrowed)
+			snprintf(kept, sizeof(kept), "; threads kept on CPUs %s (were %s)",
+				 cpus_text(&h->narrowed_cpus).s, cpus_text(&h->cpus_before).s);
+		say(a, NP_ACTION_KEEP, NP_REASON_LOCAL, "home node %d (%s): %u%% of %s there%s",
 		    a->plan_home, plan_why(r->reason), percent(s->bytes[mem], s->total),
-		    np_size_text(s->total).s);
+		    np_size_text(s->total).s, kept);
 		return;
 	}
 	if (a->set_affinity)
@@ -1232,6 +1237,11 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		say(a, a->kind, a->reason, "%s", text);
 	}
 	remember_narrowing(&h, s, a);
+	if (h.narrowed) {
+		a->narrowed = true;
+		a->narrowed_from = h.cpus_before;
+		a->narrowed_to = h.narrowed_cpus;
+	}
 	if (next)
 		*next = h;
 }

@@ -61,6 +61,10 @@ struct np_action {
 	int plan_home;
 	enum np_plan_reason plan_reason;
 	double demand;
+	/* After this action, the daemon keeps the task's threads on
+	 * narrowed_to in place of narrowed_from (its own mask). */
+	bool narrowed;
+	struct np_bitmap narrowed_from, narrowed_to;
 	char reason_text[NP_REASON_TEXT_MAX]; /* one line for people, no newline */
 };
 

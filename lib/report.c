@@ -245,7 +245,7 @@ static json_object *plan_json(const struct np_action *a)
 {
 	json_object *obj;
 
-	if (!a->planned && !a->set_affinity)
+	if (!a->planned && !a->set_affinity && !a->narrowed)
 		return NULL;
 	obj = json_object_new_object();
 	json_object_object_add(obj, "home_node",
@@ -260,6 +260,9 @@ static json_object *plan_json(const struct np_action *a)
 			       a->set_affinity ? cpus_json(&a->from_cpus) : NULL);
 	json_object_object_add(obj, "affinity_to",
 			       a->set_affinity ? cpus_json(&a->target_cpus) : NULL);
+	json_object_object_add(obj, "narrowed_from",
+			       a->narrowed ? cpus_json(&a->narrowed_from) : NULL);
+	json_object_object_add(obj, "narrowed_to", a->narrowed ? cpus_json(&a->narrowed_to) : NULL);
 	return obj;
 }
 

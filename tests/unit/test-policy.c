@@ -972,6 +972,8 @@ static void test_own_narrowing_is_not_pinning(void)
 	CHECK_INT(a.kind, NP_ACTION_KEEP);
 	CHECK(strstr(a.reason_text, "pinned") == NULL);
 	CHECK(strstr(a.reason_text, "home node 1 (held") != NULL);
+	CHECK(strstr(a.reason_text, "threads kept on CPUs 4-7 (were 0-63)") != NULL);
+	CHECK(a.narrowed && cpus_are(&a.narrowed_from, "0-63") && cpus_are(&a.narrowed_to, "4-7"));
 	CHECK(hist.narrowed);
 	CHECK_U64(hist.home_since_ms, 1000);
 
