@@ -203,7 +203,14 @@ static unsigned max_home_cpus(const struct plan *p, const struct np_planner_task
 	return most;
 }
 
-/* The cheapest node other than @from with CPU room for @t; -1: none. */
+static unsigned distance(const struct plan *p, unsigned from, unsigned to)
+{
+	return p->distance ? p->distance[from * p->nr_nodes + to] : (from == to ? 10 : 20);
+}
+
+/* The cheapest node other than @from with CPU room for @t; -1: none.
+ * Between equal costs the nearer node wins (what it cannot take stays
+ * behind, nearer), then the less busy one. */
 static int best_destination(const struct plan *p, const struct np_planner_task *t, unsigned from)
 {
 	int best = -1;
@@ -215,10 +222,14 @@ static int best_destination(const struct plan *p, const struct np_planner_task *
 		if (n == from || !may_home(p, t, n) || p->load[n] + t->demand > cap(p, n))
 			continue;
 		c = home_cost(p, t, n);
-		if (best < 0 || c < best_cost ||
-		    (c == best_cost && busy_ratio(p, n) < busy_ratio(p, (unsigned)best))) {
+		if (best < 0 || c < best_cost) {
 			best = (int)n;
 			best_cost = c;
+		} else if (c == best_cost) {
+			unsigned d = distance(p, from, n), bd = distance(p, from, (unsigned)best);
+
+			if (d < bd || (d == bd && busy_ratio(p, n) < busy_ratio(p, (unsigned)best)))
+				best = (int)n;
 		}
 	}
 	return best;

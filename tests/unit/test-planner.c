@@ -333,6 +333,39 @@ static void test_eight_nodes(void)
 	CHECK_INT(r[1].home, 7);
 }
 
+/* 4 nodes in a ring (distance 20 to each neighbour, 30 across), 1 CPU
+ * each: two 1-CPU tasks with their memory on node 0, where only one fits.
+ * The one that leaves goes to a neighbour, never to node 2 across the
+ * ring: of the two neighbours, the less busy one. */
+static void test_ring_distances(void)
+{
+	static const unsigned ring[4][4] = {
+	    {10, 20, 30, 20}, {20, 10, 20, 30}, {30, 20, 10, 20}, {20, 30, 20, 10}};
+	struct machine m;
+	struct job j[2];
+	struct np_planner_result r[2];
+
+	machine_init(&m, 4, 1, 600);
+	for (unsigned a = 0; a < 4; a++)
+		for (unsigned b = 0; b < 4; b++)
+			m.distance[a * 4 + b] = ring[a][b];
+	/* Node 1 a little busy: the neighbours tie on distance, and the less
+	 * busy one, node 3, wins. */
+	m.nodes[1].background = 0.1;
+	for (int i = 0; i < 2; i++) {
+		job_init(&j[i], 1.0, -1);
+		j[i].bytes[0] = 100 * MIB;
+	}
+	run(&m, j, 2, r, NULL);
+	CHECK_INT(r[1].home, 0);
+	CHECK_INT(r[0].home, 3);
+	CHECK_INT(r[0].reason, NP_PLAN_CAPACITY);
+	/* Node 3 far (distance 40 from node 0): node 1 then. */
+	m.distance[0 * 4 + 3] = 40;
+	run(&m, j, 2, r, NULL);
+	CHECK_INT(r[0].home, 1);
+}
+
 int main(void)
 {
 	test_compete_two_nodes();
@@ -344,5 +377,6 @@ int main(void)
 	test_too_big();
 	test_memory_only_and_cpuless();
 	test_eight_nodes();
+	test_ring_distances();
 	return check_done();
 }
