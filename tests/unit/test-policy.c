@@ -1180,6 +1180,37 @@ static void test_groups(void)
 	free(b);
 }
 
+/* A task with more memory than its home can take (the held-out case of a
+ * single thread with 2.5 GiB on nodes of 2 GiB): 1280 MiB on each node,
+ * its thread on node 0, 2000 MiB free on each. Home: node 0 (the memory is
+ * a tie, the thread decides), and what node 0 takes above its headroom
+ * (10% of 16 GiB) moves: the rest stays where it is. */
+static void test_bigger_than_home(void)
+{
+	static const struct policy_case c = {
+	    .name = "big",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .set_free = true,
+	    .free_mib = {2000, 2000},
+	    .max_migrate_mb = 8192,
+	    .mem_mib = {1280, 1280},
+	    .threads = "0",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_action a;
+
+	build(b, &c);
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK_INT(a.plan_home, 0);
+	CHECK_INT(a.target_node, 0);
+	CHECK(a.set_affinity && cpus_are(&a.target_cpus, "0-3"));
+	CHECK_U64(a.move_bytes, 2000 * MiB - 16 * GiB / 100 * 10);
+	unbuild(b);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1405,6 +1436,7 @@ int main(void)
 	test_own_narrowing_is_not_pinning();
 	test_home_hold_and_outgrow();
 	test_groups();
+	test_bigger_than_home();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();
