@@ -48,6 +48,12 @@
  */
 #define MOVE_WEIGHT 0.5
 #define MARGIN 0.1
+
+/* A task whose threads sit beside their memory on several nodes is left
+ * out of the plan only when that is clearly better than any one home: a
+ * helper thread that ran a few ticks elsewhere must not tip it (seen with
+ * a one-thread task whose main thread had 6 ticks on another node). */
+#define SPLIT_MARGIN 0.1
 #define EPSILON 1e-9
 
 /* A streak of looks needed to change the target grows with past flips, up to
@@ -1361,7 +1367,8 @@ static int memo_fill(const struct view *v, const struct np_config *cfg,
 	/* Threads already beside their memory on several nodes (each thread
 	 * by its own slice, as first touch leaves it) are better off than on
 	 * any one node: a home would only make part of it remote. */
-	if (s->threads_split && s->all_local > (double)best_share / (double)s->all_total + EPSILON)
+	if (s->threads_split &&
+	    s->all_local > (double)best_share / (double)s->all_total + SPLIT_MARGIN)
 		mm->placeable = false;
 	return 0;
 }

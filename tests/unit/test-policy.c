@@ -1211,6 +1211,39 @@ static void test_bigger_than_home(void)
 	free(b);
 }
 
+/* The split test: a one-thread task (its main thread ran 3 ticks on node
+ * 0, its worker 200 on node 1) with its memory half on each node is 51%
+ * "beside its threads", one point above a home's 50%: not split enough to
+ * be left out of the plan, so it is homed on node 1 and the rest follows. A
+ * task with a thread and its half on each node (99% beside them) is. */
+static void test_split_needs_a_margin(void)
+{
+	static const struct policy_case c = {
+	    .name = "split",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {256, 256},
+	    .threads = "0,4",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_action a;
+
+	build(b, &c);
+	b->threads[0].cpu_ticks = 3;
+	b->threads[1].cpu_ticks = 200;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK(a.planned);
+	CHECK_INT(a.plan_home, 1);
+	CHECK_U64(a.move_bytes, 256 * MiB);
+	b->threads[0].cpu_ticks = 200;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.planned);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+	unbuild(b);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1437,6 +1470,7 @@ int main(void)
 	test_home_hold_and_outgrow();
 	test_groups();
 	test_bigger_than_home();
+	test_split_needs_a_margin();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();
