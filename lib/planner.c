@@ -375,13 +375,16 @@ int np_planner_run(const struct np_planner_node *nodes, unsigned nr_nodes, const
 		p.load[n] = nodes[n].background;
 		p.room[n] = nodes[n].mem_room;
 	}
-	/* Held homes first: they are not up for discussion. */
+	/* Held homes first: they are not up for discussion, unless the task
+	 * outgrew every node (then no hold keeps it squeezed). */
 	for (size_t i = 0; i < nr; i++) {
 		const struct np_planner_task *t = &tasks[i];
+		unsigned most = max_home_cpus(&p, t);
 
 		results[i] = (struct np_planner_result){.home = -1, .reason = NP_PLAN_NOT_PLACED};
 		if (t->placeable && t->held && t->home >= 0 && (unsigned)t->home < nr_nodes &&
-		    may_home(&p, t, (unsigned)t->home))
+		    may_home(&p, t, (unsigned)t->home) &&
+		    t->demand <= most + np_planner_slack(most))
 			assign(&p, i, (unsigned)t->home, NP_PLAN_HELD);
 	}
 	for (size_t i = 0; i < nr; i++) {

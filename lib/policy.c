@@ -322,25 +322,24 @@ static unsigned busy_threads(const struct np_task *task)
 }
 
 /* The CPUs a task keeps busy: its use since the last look, at most one per
- * thread. Kept by our own mask to fewer CPUs than it has busy threads, it
- * cannot show more than those: then it counts a CPU per busy thread, so
- * that a task that outgrew its home is seen to. */
+ * thread. A task that had fewer CPUs than it has busy threads (our own
+ * mask, or a node's worth while something else pinned it) and used them
+ * all cannot show more than those: then it counts a CPU per busy thread,
+ * so that a task that outgrew its home, or would outgrow one, is seen to.
+ * @node_cpus: the most CPUs a node it may use has. */
 static double task_demand(const struct np_policy_task *t, const struct np_policy_history *h,
-			  const struct np_bitmap *allowed)
+			  const struct np_bitmap *allowed, unsigned node_cpus)
 {
 	const struct np_task *task = t->task;
 	unsigned threads = task->nr_threads ? task->nr_threads : 1;
+	unsigned busy = busy_threads(task), could = np_bitmap_weight(allowed);
+	unsigned cpus = h->narrowed ? np_bitmap_weight(&h->narrowed_cpus) : node_cpus;
 	double d = t->cpu_percent / 100.0;
 
 	if (d > threads)
 		d = threads;
-	if (h->narrowed) {
-		unsigned cpus = np_bitmap_weight(&h->narrowed_cpus), busy = busy_threads(task);
-		unsigned could = np_bitmap_weight(allowed);
-
-		if (busy > cpus && d >= 0.9 * cpus)
-			d = busy < could ? busy : could;
-	}
+	if (cpus && busy > cpus && d >= 0.9 * cpus)
+		d = busy < could ? busy : could;
 	return d;
 }
 
@@ -355,6 +354,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	const struct np_task *task = t->task;
 	const struct np_bitmap *runs_on;
 	struct np_bitmap online;
+	unsigned most_node_cpus = 0;
 	bool ticks = false, runs_ok[NP_MAX_NODES];
 	struct match *all;
 	int pinned_idx = -1;
@@ -417,6 +417,8 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		runs_ok[i] = !np_bitmap_empty(&cpus);
 		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
 		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
+		if (np_bitmap_weight(&cpus) > most_node_cpus)
+			most_node_cpus = np_bitmap_weight(&cpus);
 		s->nr_mem_ok += s->mem_ok[i];
 		if (s->cpu_ok[i]) {
 			s->nr_cpu_ok++;
@@ -432,7 +434,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
 		       !(task->flags & NP_PF_NO_SETAFFINITY) &&
 		       np_bitmap_subset(&online, &s->allowed_cpus);
-	s->demand = task_demand(t, h, &s->allowed_cpus);
+	s->demand = task_demand(t, h, &s->allowed_cpus, most_node_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU
 	 * time it has used, so a busy worker counts for more than an idle

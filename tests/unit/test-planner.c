@@ -186,6 +186,13 @@ static void test_held_and_kept(void)
 	CHECK_INT(r[1].reason, NP_PLAN_CAPACITY);
 	CHECK_U64(r[1].move_bytes, 0);
 
+	/* Held, but it outgrew every node: no hold keeps it squeezed. */
+	j[0].demand = 3.0;
+	run(&m, j, 1, r, NULL);
+	CHECK_INT(r[0].home, -1);
+	CHECK_INT(r[0].reason, NP_PLAN_SPREAD);
+	j[0].demand = 2.0;
+
 	/* Alone, the kept one stays on node 1 though its memory is on 0. */
 	run(&m, &j[1], 1, r, NULL);
 	CHECK_INT(r[0].home, 1);

@@ -1244,6 +1244,37 @@ static void test_split_needs_a_margin(void)
 	free(b);
 }
 
+/* A first look at a task with more busy threads than any node has CPUs,
+ * seen while something kept it on one node (its CPU use is that node's
+ * worth): it is spread, not squeezed onto one node. Five equally busy
+ * threads at 380% on nodes of four CPUs; at 250%, it could be a task that
+ * needs no more than that, and a node takes it. */
+static void test_busy_threads_at_first_look(void)
+{
+	static const struct policy_case c = {
+	    .name = "busy",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .cpu_percent = 380,
+	    .mem_mib = {512, 0},
+	    .threads = "0-3,4",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_action a;
+
+	build(b, &c);
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.planned);
+	CHECK_INT(a.plan_reason, NP_PLAN_SPREAD);
+	CHECK(a.demand == 5.0);
+	b->input.cpu_percent = 250;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.plan_home, 0);
+	CHECK(a.demand == 2.5);
+	unbuild(b);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1471,6 +1502,7 @@ int main(void)
 	test_groups();
 	test_bigger_than_home();
 	test_split_needs_a_margin();
+	test_busy_threads_at_first_look();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();
