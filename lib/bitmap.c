@@ -219,6 +219,22 @@ size_t np_bitmap_format_list(const struct np_bitmap *b, char *buf, size_t size)
 	return words_format_list(b->w, NWORDS(b), buf, size);
 }
 
+bool np_parse_u64(const char *s, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == end)
+		return false;
+	for (; s < end; s++) {
+		unsigned d = (unsigned char)*s - '0';
+
+		if (d > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, d, &v))
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
 int np_hex_value(char c)
 {
 	if (c >= '0' && c <= '9')

@@ -62,6 +62,11 @@ int np_nodeset_parse_list(struct np_nodeset *set, const char *s, size_t len);
 /* The value of one hex digit, or -1 (shared by the mask and trace parsers). */
 int np_hex_value(char c);
 
+/* [@s, @end) as a decimal number without sign or spaces that fits 64 bits;
+ * false for anything else (empty included). The parsers' one reader of
+ * such numbers. */
+bool np_parse_u64(const char *s, const char *end, uint64_t *out);
+
 /* Parse the kernel's hex mask format ("ff,ffffffff"). Returns 0 or -EINVAL /
  * -ERANGE. */
 int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len);

@@ -130,23 +130,6 @@ int np_maskfile_format(const struct np_saved_mask *v, size_t n, char **out, size
 	return 0;
 }
 
-/* A decimal number without sign, fitting 64 bits. */
-static bool parse_u64(const char *s, const char *end, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s == end)
-		return false;
-	for (; s < end; s++) {
-		unsigned d = (unsigned char)*s - '0';
-
-		if (d > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, d, &v))
-			return false;
-	}
-	*out = v;
-	return true;
-}
-
 /* The field at *@s: up to the next space, which is skipped, or to @end.
  * Returns the field's end. */
 static const char *next_field(const char **s, const char *end)
@@ -164,12 +147,12 @@ static bool parse_entry(const char *s, const char *end, struct np_saved_mask *e)
 	const char *field = s, *field_end = next_field(&s, end);
 	uint64_t pid;
 
-	if (!parse_u64(field, field_end, &pid) || pid < 1 || pid > NP_CONFIG_PID_MAX)
+	if (!np_parse_u64(field, field_end, &pid) || pid < 1 || pid > NP_CONFIG_PID_MAX)
 		return false;
 	e->pid = (int)pid;
 	field = s;
 	field_end = next_field(&s, end);
-	if (!parse_u64(field, field_end, &e->start_ticks))
+	if (!np_parse_u64(field, field_end, &e->start_ticks))
 		return false;
 	field = s;
 	field_end = next_field(&s, end);

@@ -95,23 +95,6 @@ static int fail_value(struct np_nm_parser *p, const char *what, const char *s, c
 	return fail(p, "%s \"%s\"", what, excerpt(ex, sizeof(ex), s, (size_t)(end - s)));
 }
 
-/* A decimal number without sign or spaces, fitting 64 bits. */
-static bool parse_u64(const char *s, const char *end, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s == end)
-		return false;
-	for (; s < end; s++) {
-		unsigned d = (unsigned char)*s - '0';
-
-		if (d > 9 || __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, d, &v))
-			return false;
-	}
-	*out = v;
-	return true;
-}
-
 /* Hex digit value plus one; 0 for anything else. */
 static const unsigned char hex_digit[256] = {
     ['0'] = 1,	['1'] = 2,  ['2'] = 3,	['3'] = 4,  ['4'] = 5,	['5'] = 6,  ['6'] = 7,	['7'] = 8,
@@ -343,7 +326,7 @@ static int parse_word(struct np_nm_parser *p, struct np_nm_vma *v, const char *s
 	else if (token_is(s, end, "huge", 4))
 		v->huge = true;
 	else if (end - s > 6 && memcmp(s, "stack:", 6) == 0) {
-		if (!parse_u64(s + 6, end, &tid) || tid == 0 || tid > INT32_MAX)
+		if (!np_parse_u64(s + 6, end, &tid) || tid == 0 || tid > INT32_MAX)
 			return fail_value(p, "bad thread id in", s, end);
 		v->stack = true;
 		v->stack_tid = (int)tid;
@@ -358,7 +341,7 @@ static int parse_node(struct np_nm_parser *p, struct np_nm_vma *v, const char *s
 {
 	uint64_t nid, pages;
 
-	if (!parse_u64(s + 1, eq, &nid) || !parse_u64(eq + 1, end, &pages))
+	if (!np_parse_u64(s + 1, eq, &nid) || !np_parse_u64(eq + 1, end, &pages))
 		return fail_value(p, "bad node page count", s, end);
 	if (nid >= NP_MAX_NODES) {
 		char ex[48];
@@ -600,7 +583,7 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 		} else if (token_is(s, eq, "kernelpagesize_kB", 17)) {
 			uint64_t kb;
 
-			if ((seen & SEEN_PAGE_SIZE) || !parse_u64(eq + 1, tok_end, &kb) ||
+			if ((seen & SEEN_PAGE_SIZE) || !np_parse_u64(eq + 1, tok_end, &kb) ||
 			    kb == 0 || (kb & (kb - 1)) || kb > (UINT64_MAX >> 10))
 				return fail_value(p, "bad or repeated", s, tok_end);
 			v.kernel_page_bytes = kb << 10;
@@ -612,7 +595,7 @@ static int parse_line(struct np_nm_parser *p, const char *s, const char *end)
 				v.unknown_tokens++;
 			} else {
 				if ((seen & (1u << k)) ||
-				    !parse_u64(eq + 1, tok_end, count_field(&v, k)))
+				    !np_parse_u64(eq + 1, tok_end, count_field(&v, k)))
 					return fail_value(p, "bad or repeated", s, tok_end);
 				seen |= 1u << k;
 			}
