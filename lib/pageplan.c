@@ -154,30 +154,12 @@ int np_maps_parse(const char *buf, size_t len, struct np_vma_range **ranges, uns
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		uint64_t start = 0, stop = 0;
 		const char *q = p;
-		unsigned digits;
 
 		if (!eol)
 			eol = end;
 		line++;
-		for (digits = 0; q < eol && *q != '-'; q++, digits++) {
-			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
-				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-							 : -1;
-			if (d < 0 || digits == 16)
-				goto bad;
-			start = start << 4 | (uint64_t)d;
-		}
-		if (!digits || q == eol)
-			goto bad;
-		for (q++, digits = 0; q < eol && *q != ' '; q++, digits++) {
-			int d = *q >= '0' && *q <= '9'	 ? *q - '0'
-				: *q >= 'a' && *q <= 'f' ? *q - 'a' + 10
-							 : -1;
-			if (d < 0 || digits == 16)
-				goto bad;
-			stop = stop << 4 | (uint64_t)d;
-		}
-		if (!digits || stop <= start)
+		if (!read_number(&q, eol, 16, &start) || q == eol || *q++ != '-' ||
+		    !read_number(&q, eol, 16, &stop) || (q != eol && *q != ' ') || stop <= start)
 			goto bad;
 		if (n == cap) {
 			struct np_vma_range *bigger;
