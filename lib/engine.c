@@ -359,21 +359,21 @@ static struct np_plan_memo *known_memos(const struct np_engine *engine, const st
 					size_t *nr)
 {
 	struct np_plan_memo *known = calloc(engine->states.nr + 1, sizeof(*known));
+	bool *picked = calloc(engine->states.nr + 1, sizeof(*picked));
 
 	*nr = 0;
-	if (!known)
+	if (!known || !picked) {
+		free(known);
+		free(picked);
 		return NULL;
-	for (unsigned i = 0; i < engine->states.nr; i++) {
-		const struct np_task_state *st = &engine->states.v[i];
-		bool picked = false;
-
-		if (!st->memo.nr_nodes)
-			continue;
-		for (unsigned p = 0; p < t->nr_picked && !picked; p++)
-			picked = t->picked_state[p] == st;
-		if (!picked)
-			known[(*nr)++] = st->memo;
 	}
+	/* The picked states are entries of the table: marked by index, once. */
+	for (unsigned p = 0; p < t->nr_picked; p++)
+		picked[t->picked_state[p] - engine->states.v] = true;
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		if (engine->states.v[i].memo.nr_nodes && !picked[i])
+			known[(*nr)++] = engine->states.v[i].memo;
+	free(picked);
 	return known;
 }
 
