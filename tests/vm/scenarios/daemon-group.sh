@@ -41,14 +41,10 @@ log_level = info
 CONF
 start=$NP_DAEMON_START_MS
 
-mask_of() {
-	awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status"
-}
-node0=$(np_node_cpus 0)
-until [ "$(mask_of "$a")" = "$node0" ] && [ "$(mask_of "$b")" = "$node0" ] &&
+until [ "$(np_home_of "$a")" = 0 ] && [ "$(np_home_of "$b")" = 0 ] &&
 	[ "$(np_percent_on_node "$b" 0)" -ge 90 ]; do
 	[ $(($(np_ms) - start)) -lt 60000 ] ||
-		np_fail "after 60 s: a on CPUs $(mask_of "$a"), b on CPUs $(mask_of "$b")," \
+		np_fail "after 60 s: a home $(np_home_of "$a"), b home $(np_home_of "$b")," \
 			"b $(np_percent_on_node "$b" 0)% on node 0: $(grep -E 'np-hog' "$NP_DAEMON_LOG" | tail -n 4)"
 	sleep 0.1
 done

@@ -28,17 +28,8 @@ hog_b=$HOG
 before_a=$(np_affinity "$hog_a")
 before_b=$(np_affinity "$hog_b")
 
-# The node a task's main thread is kept on, or -1 while it may run anywhere.
-home_of() {
-	mask=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status")
-	for n in $(ls -d /sys/devices/system/node/node* | sed 's/.*node//'); do
-		[ "$mask" = "$(np_node_cpus "$n")" ] && { echo "$n"; return; }
-	done
-	echo -1
-}
-
 local_enough() {
-	h=$(home_of "$1")
+	h=$(np_home_of "$1")
 	[ "$h" -ge 0 ] && [ "$(np_percent_on_node "$1" "$h")" -ge 90 ]
 }
 
@@ -58,13 +49,13 @@ start_and_wait() {
 	start=$NP_DAEMON_START_MS
 	until local_enough "$hog_a" && local_enough "$hog_b"; do
 		[ $(($(np_ms) - start)) -lt 90000 ] ||
-			np_fail "after 90 s: hog a home $(home_of "$hog_a") $(np_percent_on_node "$hog_a" 0)% on node 0," \
-				"hog b home $(home_of "$hog_b") $(np_percent_on_node "$hog_b" 0)% on node 0"
+			np_fail "after 90 s: hog a home $(np_home_of "$hog_a") $(np_percent_on_node "$hog_a" 0)% on node 0," \
+				"hog b home $(np_home_of "$hog_b") $(np_percent_on_node "$hog_b" 0)% on node 0"
 		sleep 0.1
 	done
 	local_ms=$(($(np_ms) - start))
-	home_a=$(home_of "$hog_a")
-	home_b=$(home_of "$hog_b")
+	home_a=$(np_home_of "$hog_a")
+	home_b=$(np_home_of "$hog_b")
 	[ "$home_a" != "$home_b" ] || np_fail "both hogs homed on node $home_a"
 }
 
@@ -94,7 +85,7 @@ kill -KILL "$NP_DAEMON_PID"
 wait "$NP_DAEMON_PID" 2>/dev/null
 entries=$(grep -vc '^#' /run/numaplaced/masks) || np_fail "no masks file after SIGKILL"
 [ "$entries" = 2 ] || np_fail "masks file: $entries entries: $(cat /run/numaplaced/masks)"
-[ "$(home_of "$hog_a")" -ge 0 ] || np_fail "hog a not narrowed before the restart"
+[ "$(np_home_of "$hog_a")" -ge 0 ] || np_fail "hog a not narrowed before the restart"
 # The next start gives them back first (here with affinity = never, so
 # that nothing narrows them again).
 printf 'min_rss_mb = 32\ntick_ms = 100\nlog_level = info\naffinity = never\n' >/tmp/home.conf

@@ -27,6 +27,16 @@ np_affinity() {
 	echo
 }
 
+# The node whose CPUs PID's main thread is kept on, or -1 while its mask
+# is not one node's.
+np_home_of() {
+	mask=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status")
+	for dir in /sys/devices/system/node/node[0-9]*; do
+		[ "$mask" = "$(cat "$dir/cpulist")" ] && { echo "${dir##*node}"; return; }
+	done
+	echo -1
+}
+
 # The CPUs PID's threads last ran on (field 39 of each thread's stat).
 np_last_cpus() {
 	cat /proc/"$1"/task/*/stat | awk '{ sub(/.*\) /, ""); printf "%s ", $37 } END { print "" }'
@@ -84,6 +94,9 @@ np_daemon_start() {
 	cat >/tmp/numaplaced.conf
 	NP_DAEMON_LOG=/tmp/numaplaced.log
 	NP_DAEMON_START_MS=$(np_ms)
+	# Emptied here, not only by the child's redirection: the wait below
+	# must not find the start line of a daemon that ran before.
+	: >"$NP_DAEMON_LOG"
 	numaplaced --foreground -c /tmp/numaplaced.conf "$@" >"$NP_DAEMON_LOG" 2>&1 &
 	NP_DAEMON_PID=$!
 	left=100
