@@ -971,11 +971,10 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
-	/* Without CONFIG_CPUSETS status has no Mems_allowed line, and there is
-	 * no limit. */
-	if (task->has_details && !np_nodeset_empty(&task->mems_allowed) &&
-	    !np_nodeset_test(&task->mems_allowed, (unsigned)target_node))
-		return -EACCES; /* the kernel would refuse each page with it */
+	/* Outside Mems_allowed the kernel would refuse each page; outside the
+	 * cgroup's cpuset.mems it is not ours to put them. */
+	if (task->has_details && !np_task_may_use_node(task, target_node))
+		return -EACCES;
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */
 	if (act->rate.rate) {

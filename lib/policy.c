@@ -109,6 +109,7 @@ struct sample {
 	bool pinned;		       /* its allowed CPUs are all on one node */
 	bool placeable;		       /* the plan may give it a home: nobody pinned it */
 	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
+	struct np_bitmap usable_cpus;  /* of those, the ones its cgroup's cpuset has */
 	double demand;		       /* CPUs it keeps busy */
 };
 
@@ -396,6 +397,12 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		}
 	}
 
+	/* The cgroup's cpuset is a hard bound: a mask we set stays inside it,
+	 * whatever the mask before ours said. */
+	s->usable_cpus = s->allowed_cpus;
+	if (!np_bitmap_empty(&task->cpuset_cpus))
+		np_bitmap_and(&s->usable_cpus, &s->usable_cpus, &task->cpuset_cpus);
+
 	/* Where its threads can run now: its actual mask, ours included. */
 	runs_on = np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
 
@@ -408,14 +415,10 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		np_bitmap_or(&online, &online, &node->cpus);
 		if (s->bytes[i] > s->bytes[s->biggest_idx])
 			s->biggest_idx = i;
-		/* Without CONFIG_CPUSETS status has no Mems_allowed line, and
-		 * there is no limit. */
-		s->mem_ok[i] = node->mem_total > 0 &&
-			       (np_nodeset_empty(&task->mems_allowed) ||
-				np_nodeset_test(&task->mems_allowed, (unsigned)node->id));
+		s->mem_ok[i] = node->mem_total > 0 && np_task_may_use_node(task, node->id);
 		np_bitmap_and(&cpus, &node->cpus, runs_on);
 		runs_ok[i] = !np_bitmap_empty(&cpus);
-		np_bitmap_and(&cpus, &node->cpus, &s->allowed_cpus);
+		np_bitmap_and(&cpus, &node->cpus, &s->usable_cpus);
 		s->cpu_ok[i] = !np_bitmap_empty(&cpus);
 		if (np_bitmap_weight(&cpus) > most_node_cpus)
 			most_node_cpus = np_bitmap_weight(&cpus);
@@ -751,7 +754,7 @@ static void narrow_to(struct np_action *a, const struct sample *s, const struct 
 	const struct np_bitmap *now =
 	    np_bitmap_empty(&task->cpus_allowed) ? &s->allowed_cpus : &task->cpus_allowed;
 
-	np_bitmap_and(&a->target_cpus, cpus, &s->allowed_cpus);
+	np_bitmap_and(&a->target_cpus, cpus, &s->usable_cpus);
 	a->from_cpus = *now;
 	a->set_affinity =
 	    !np_bitmap_empty(&a->target_cpus) && !np_bitmap_subset(now, &a->target_cpus);

@@ -454,39 +454,67 @@ static int cgroup_read(int dirfd, struct np_task *task)
 	return err;
 }
 
-/* The CPUs its cgroup's cpuset gives it (cpuset.cpus.effective), from the
- * nearest cgroup up the path that has the file: without the cpuset
- * controller a cgroup has none and its parent's applies. None found (no
- * cgroup v2, no cpuset controller): left empty, which means unknown. Only
- * -ENOMEM is an error: an odd file is the same as none. */
-static int cpuset_read(struct np_ctx *ctx, struct np_task *task)
+/* The nearest cgroup up the task's path that has the file @name (without
+ * the cpuset controller a cgroup has no cpuset files and its parent's
+ * apply), read into *buf; *buf is NULL when none has it (no cgroup v2, no
+ * cpuset controller). Only -ENOMEM is an error: an unreadable file is the
+ * same as none. */
+static int nearest_cgroup_file(struct np_ctx *ctx, const char *cgroup, const char *name,
+			       char **buf)
 {
-	size_t n = strlen(task->cgroup);
-	char *path = malloc(n + 64), *buf;
-	size_t len;
+	size_t n = strlen(cgroup), len;
+	char *path = malloc(n + strlen(name) + 32);
 	int err;
 
+	*buf = NULL;
 	if (!path)
 		return -ENOMEM;
 	for (;;) {
-		while (n > 1 && task->cgroup[n - 1] == '/')
+		while (n > 1 && cgroup[n - 1] == '/')
 			n--;
-		snprintf(path, n + 64, "sys/fs/cgroup%.*s/cpuset.cpus.effective",
-			 n == 1 ? 0 : (int)n, task->cgroup);
-		err = np_ctx_read_file(ctx, path, 1u << 16, &buf, &len);
-		if (!err) {
-			if (np_bitmap_parse_list(&task->cpuset_cpus, buf, strcspn(buf, "\n")) < 0)
-				np_bitmap_zero(&task->cpuset_cpus);
-			free(buf);
+		sprintf(path, "sys/fs/cgroup%.*s/%s", n == 1 ? 0 : (int)n, cgroup, name);
+		err = np_ctx_read_file(ctx, path, 1u << 16, buf, &len);
+		if (!err || err == -ENOMEM || n <= 1)
 			break;
-		}
-		if (err == -ENOMEM || n <= 1)
-			break;
-		while (n > 1 && task->cgroup[n - 1] != '/')
+		while (n > 1 && cgroup[n - 1] != '/')
 			n--;
 	}
 	free(path);
+	if (err)
+		*buf = NULL;
 	return err == -ENOMEM ? err : 0;
+}
+
+/* The CPUs and nodes its cgroup's cpuset gives it. An odd file is the same
+ * as none: the bound is then unknown, not empty. */
+static int cpuset_read(struct np_ctx *ctx, struct np_task *task)
+{
+	char *buf;
+	int err = nearest_cgroup_file(ctx, task->cgroup, "cpuset.cpus.effective", &buf);
+
+	if (!err && buf &&
+	    np_bitmap_parse_list(&task->cpuset_cpus, buf, strcspn(buf, "\n")) < 0)
+		np_bitmap_zero(&task->cpuset_cpus);
+	free(buf);
+	if (!err)
+		err = nearest_cgroup_file(ctx, task->cgroup, "cpuset.mems.effective", &buf);
+	if (!err && buf &&
+	    np_nodeset_parse_list(&task->cpuset_mems, buf, strcspn(buf, "\n")) < 0)
+		np_nodeset_zero(&task->cpuset_mems);
+	free(buf);
+	return err;
+}
+
+bool np_task_may_use_node(const struct np_task *task, int id)
+{
+	if (id < 0 || id >= NP_MAX_NODES)
+		return false;
+	/* Without CONFIG_CPUSETS status has no Mems_allowed line, and there
+	 * is no limit; without a cgroup v2 cpuset, none either. */
+	return (np_nodeset_empty(&task->mems_allowed) ||
+		np_nodeset_test(&task->mems_allowed, (unsigned)id)) &&
+	       (np_nodeset_empty(&task->cpuset_mems) ||
+		np_nodeset_test(&task->cpuset_mems, (unsigned)id));
 }
 
 static int compare_threads(const void *a, const void *b)
@@ -615,6 +643,7 @@ void np_task_clear(struct np_task *task)
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);
 	np_bitmap_zero(&task->cpuset_cpus);
+	np_nodeset_zero(&task->cpuset_mems);
 	np_nodeset_zero(&task->mems_allowed);
 }
 

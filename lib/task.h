@@ -77,9 +77,12 @@ struct np_task {
 	struct np_bitmap cpus_allowed;
 	struct np_nodeset mems_allowed;
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
-	/* Its cgroup's cpuset.cpus.effective; empty: unknown (no cgroup v2
-	 * cpuset), then the online CPUs bound it. */
+	/* Its cgroup's cpuset.cpus.effective and cpuset.mems.effective, hard
+	 * bounds set by whoever owns the cgroup (kubelet, a container
+	 * runtime, systemd); empty: unknown (no cgroup v2 cpuset), then the
+	 * online CPUs and nodes bound it. */
 	struct np_bitmap cpuset_cpus;
+	struct np_nodeset cpuset_mems;
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
 };
@@ -122,6 +125,11 @@ int np_task_source_node_load(struct np_task_source *src, const struct np_topolog
  * 0, -ESRCH when it vanished or was replaced (drop it quietly), -EINVAL for
  * malformed content (logged with file and line), or another -errno. */
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
+
+/* Whether @task may keep pages on node @id: the node is in its
+ * Mems_allowed and in its cgroup's cpuset.mems.effective, each where known.
+ * Every home node and page destination is asked here. */
+bool np_task_may_use_node(const struct np_task *task, int id);
 
 /* Verify that @task still is the process it was: same pid, same start time.
  * Returns 0, -ESRCH (gone or reused), or another -errno (-EINVAL for a

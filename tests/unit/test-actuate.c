@@ -530,6 +530,14 @@ static void test_dry_run_pages(void)
 	np_nodeset_set(&task.mems_allowed, 0);
 	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EACCES);
 	CHECK_INT(move(act, &at, &task, -1, 0, &res), -EINVAL);
+	/* A node its Mems_allowed has but its cgroup's cpuset.mems.effective
+	 * does not: the cgroup's owner bounds it. */
+	np_nodeset_zero(&task.mems_allowed);
+	np_nodeset_set(&task.mems_allowed, 0);
+	np_nodeset_set(&task.mems_allowed, 1);
+	np_nodeset_set(&task.cpuset_mems, 0);
+	CHECK_INT(move(act, &at, &task, 1, 0, &res), -EACCES);
+	np_nodeset_zero(&task.cpuset_mems);
 	/* No Mems_allowed line (a kernel without cpusets): no limit, as the
 	 * policy reads it. */
 	np_nodeset_zero(&task.mems_allowed);

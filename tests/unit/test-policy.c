@@ -149,6 +149,7 @@ struct policy_case {
 	bool no_numa_maps, no_details;
 	bool empty_masks;   /* status had no Cpus_allowed or Mems_allowed line */
 	const char *cpuset; /* cpuset.cpus.effective; NULL: none read */
+	const char *cpuset_mems; /* cpuset.mems.effective; NULL: none read */
 	double cpu_percent; /* since the last look; 0: 100 */
 	unsigned slots;	    /* numa_maps node slots; 0: one per node */
 	struct expect want;
@@ -323,6 +324,35 @@ static const struct policy_case cases[] = {
 	.mems_allowed = "1",
 	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .pages = true, .affinity = true,
 		 .move_mib = 256, .cpus = "4-7"},
+    },
+    {
+	.name = "cpuset.mems excludes where its memory is, unpinned: homed inside the cpuset",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.mem_mib = {0, 512},
+	.threads = "0-3",
+	.cpuset_mems = "0",
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 0, .pages = true, .affinity = true,
+		 .move_mib = 512, .cpus = "0-3"},
+    },
+    {
+	.name = "cpuset.mems excludes the threads' node, affinity=none: no page goes there",
+	.topo = &two_nodes,
+	.mem_mib = {0, 512},
+	.threads = "0-3",
+	.cpuset_mems = "1",
+	.want = {NP_ACTION_SKIP, NP_REASON_BOUND, -1,
+		 .text = "all 512 MiB on node 1, the only node allowed to hold it"},
+    },
+    {
+	.name = "cpuset.cpus narrower than the mask before ours: the home's CPUs inside it",
+	.topo = &two_nodes,
+	.affinity = NP_AFFINITY_UNPINNED,
+	.mem_mib = {0, 512},
+	.threads = "0-1,4",
+	.cpus_allowed = "0-7",
+	.cpuset = "0-1,4-5",
+	.want = {NP_ACTION_MOVE, NP_REASON_HOME, 1, .affinity = true, .cpus = "4-5"},
     },
     {
 	.name = "kernel NUMA balancing on, kernel_balancing=defer: skip, say what we would do",
@@ -604,6 +634,8 @@ static void build(struct built *b, const struct policy_case *c)
 	}
 	if (c->cpuset)
 		parse_cpus(&b->task.cpuset_cpus, c->cpuset);
+	if (c->cpuset_mems)
+		parse_nodes(&b->task.cpuset_mems, c->cpuset_mems);
 	build_task(b, c->threads, c->mem_mib);
 	if (b->task.rss_bytes == 0)
 		b->task.rss_bytes = 512 * MiB; /* VmRSS counts what numa_maps may not */
@@ -693,6 +725,11 @@ static void test_table(void)
 		 * allowed set or on a node without CPUs. */
 		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP && !c->empty_masks)
 			CHECK(np_nodeset_test(&b->task.mems_allowed, (unsigned)a.target_node));
+		/* Nor one outside its cgroup's cpuset, CPUs or memory. */
+		if (a.target_node >= 0 && a.kind != NP_ACTION_SKIP)
+			CHECK(np_task_may_use_node(&b->task, a.target_node));
+		if (a.set_affinity && c->cpuset)
+			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpuset_cpus));
 		if (a.set_affinity && !c->empty_masks)
 			CHECK(np_bitmap_subset(&a.target_cpus, &b->task.cpus_allowed));
 		/* A deferred decision leaves no trace in the history. */

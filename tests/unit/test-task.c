@@ -493,6 +493,49 @@ static void test_fixture_basic(void)
 	np_ctx_free(ctx);
 }
 
+/* A cgroup's cpuset, CPUs and nodes, from the nearest cgroup up its path
+ * that has the file: kubelet's tree in tests/fixtures/cgroup-2node. */
+static void test_fixture_cpuset(void)
+{
+	static const struct {
+		int pid;
+		const char *cpus, *mems;
+	} want[] = {
+	    {100, "0-3", "0-1"}, /* both from kubepods.slice */
+	    {200, "0-3", "0"},	 /* the pod's own cpuset.mems.effective */
+	    {300, "0-3", "0-1"}, /* the root cgroup's */
+	    {400, "2-3", "0-1"}, /* exclusive CPUs: the pod's cpuset.cpus.effective */
+	};
+	struct np_ctx *ctx;
+	struct np_task_source *src;
+	struct np_task_list list = {0};
+
+	CHECK_INT(np_ctx_new(fixture("cgroup-2node"), &ctx), 0);
+	CHECK_INT(np_task_source_new(ctx, &src), 0);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct np_task *t = (struct np_task *)find_task(&list, want[i].pid);
+		struct np_bitmap cpus;
+		struct np_nodeset mems;
+
+		CHECK(t != NULL);
+		if (!t)
+			continue;
+		CHECK_INT(np_task_read_details(ctx, t), 0);
+		np_bitmap_parse_list(&cpus, want[i].cpus, strlen(want[i].cpus));
+		np_nodeset_parse_list(&mems, want[i].mems, strlen(want[i].mems));
+		CHECK(np_bitmap_equal(&t->cpuset_cpus, &cpus));
+		CHECK(np_nodeset_equal(&t->cpuset_mems, &mems));
+		/* Mems_allowed says 0-1 for all; the cgroup bounds pid 200. */
+		CHECK(np_task_may_use_node(t, 0));
+		CHECK_INT(np_task_may_use_node(t, 1), want[i].pid != 200);
+		CHECK(!np_task_may_use_node(t, -1) && !np_task_may_use_node(t, NP_MAX_NODES));
+	}
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
+}
+
 static void test_fixture_hostile(void)
 {
 	struct np_ctx *ctx;
@@ -776,6 +819,7 @@ int main(void)
 	test_status();
 	test_cpu_ticks();
 	test_fixture_basic();
+	test_fixture_cpuset();
 	test_fixture_hostile();
 	test_node_load_delta();
 	test_live();
