@@ -39,6 +39,15 @@ struct np_engine {
 	struct np_actuator *act;
 	struct np_state_table states;
 	struct np_task_list *planned; /* this tick's, while it is planned */
+	/* The machine as the last tick that decided anything saw it (or the
+	 * first tick, before any did): the figures a status shows. */
+	struct {
+		struct np_topology *topo;
+		double *load;
+		struct np_planner_load *plan; /* NULL: no plan was made */
+		int kernel_numa_balancing;
+		uint64_t uptime_ms, at_ms;
+	} decided;
 
 	bool (*should_stop)(void *data);
 	void *stop_data;
@@ -116,6 +125,9 @@ void np_engine_free(struct np_engine *engine)
 	if (!engine)
 		return;
 	np_state_table_clear(&engine->states);
+	np_topology_free(engine->decided.topo);
+	free(engine->decided.load);
+	free(engine->decided.plan);
 	np_actuator_free(engine->act);
 	np_stats_free(engine->stats);
 	np_memory_reader_free(engine->reader);
@@ -748,6 +760,112 @@ static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 	return NP_SCAN_CHANGED;
 }
 
+static uint64_t *u64_dup(const uint64_t *v, unsigned n, bool *failed)
+{
+	uint64_t *copy;
+
+	if (!v)
+		return NULL;
+	copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (!copy)
+		*failed = true;
+	else
+		memcpy(copy, v, n * sizeof(*copy));
+	return copy;
+}
+
+/* Copy what a report shows of @src into @dst, which must own nothing: the
+ * task without its details' arrays (cgroup, threads), the memory per node
+ * without its VMAs. Returns 0 or -ENOMEM (then @dst owns nothing). */
+static int copy_shown(struct np_snap_task *dst, const struct np_snap_task *src)
+{
+	const struct np_task_memory *m = &src->mem;
+	bool failed = false;
+
+	*dst = (struct np_snap_task){
+	    .task = src->task,
+	    .verdict = src->verdict,
+	    .picked = src->picked,
+	    .run_node = src->run_node,
+	    .home_node = src->home_node,
+	    .locality = src->locality,
+	    .has_decision = src->has_decision,
+	    .action = src->action,
+	    .outcome = src->outcome,
+	    .moved_bytes = src->moved_bytes,
+	    .live = src->live,
+	};
+	dst->task.cgroup = NULL;
+	dst->task.threads = NULL;
+	dst->task.nr_thread_samples = 0;
+	dst->mem = (struct np_task_memory){
+	    .nr_node_slots = m->nr_node_slots,
+	    .total_bytes = m->total_bytes,
+	    .movable_total = m->movable_total,
+	    .shared_file_bytes = m->shared_file_bytes,
+	};
+	memcpy(dst->mem.policy_bytes, m->policy_bytes, sizeof(m->policy_bytes));
+	dst->mem.node_bytes = u64_dup(m->node_bytes, m->nr_node_slots, &failed);
+	dst->mem.anon_bytes = u64_dup(m->anon_bytes, m->nr_node_slots, &failed);
+	dst->mem.movable_bytes = u64_dup(m->movable_bytes, m->nr_node_slots, &failed);
+	if (failed) {
+		np_snap_task_clear(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Keep this look of a task for a status: the entry as shown, how much CPU
+ * it used since the look before, and what was done. */
+static int remember_look(struct np_task_state *st, const struct np_snap_task *e, double cpu,
+			 uint64_t now_ms)
+{
+	struct np_snap_live live = st->last ? st->last->live : (struct np_snap_live){0};
+	const struct np_action *a = &e->action;
+	struct np_snap_task next;
+	int err;
+
+	live.looks++;
+	live.look_ms = now_ms;
+	live.cpu_percent = cpu;
+	live.moved_bytes += e->moved_bytes;
+	/* An action waiting (rate, backoff) was not carried out: the one
+	 * before stays the last. */
+	if (a->kind == NP_ACTION_MOVE && e->outcome != NP_SNAP_NOT_ACTED &&
+	    e->outcome != NP_SNAP_DEFERRED) {
+		struct np_snap_acted *last = &live.last_action;
+
+		live.acted = true;
+		*last = (struct np_snap_acted){
+		    .kind = a->kind,
+		    .reason = a->reason,
+		    .outcome = e->outcome,
+		    .set_affinity = a->set_affinity,
+		    .widen = a->widen,
+		    .move_pages = a->move_pages,
+		    .target_node = a->target_node,
+		    .moved_bytes = e->moved_bytes,
+		    .at_ms = now_ms,
+		};
+		snprintf(last->reason_text, sizeof(last->reason_text), "%s", a->reason_text);
+	}
+	err = copy_shown(&next, e);
+	if (err)
+		return err;
+	next.live = live;
+	if (!st->last) {
+		st->last = malloc(sizeof(*st->last));
+		if (!st->last) {
+			np_snap_task_clear(&next);
+			return -ENOMEM;
+		}
+	} else {
+		np_snap_task_clear(st->last);
+	}
+	*st->last = next;
+	return 0;
+}
+
 static int decide_and_act(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
@@ -832,6 +950,11 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 					    : -1;
 		np_sched_done(engine->sched, &st->sched, &e->task, t->picked_bytes[i],
 			      scan_outcome(engine, e, st, previous_target));
+		if (!t->opts->look_once) {
+			err = remember_look(st, e, tasks[i].cpu_percent, t->now_ms);
+			if (err)
+				break;
+		}
 		st->looked = true;
 		st->last_look_ms = t->now_ms;
 		st->last_cpu_ticks = e->task.cpu_ticks;
@@ -858,6 +981,37 @@ static unsigned narrowed_tasks(const struct np_engine *engine)
 	return n;
 }
 
+/* Keep the machine as this tick saw it and decided on it, for a status. */
+static int remember_decided(struct np_engine *engine, const struct np_snapshot *snap,
+			    uint64_t now_ms)
+{
+	unsigned n = snap->topo->nr_nodes;
+	struct np_topology *topo = NULL;
+	double *load = malloc((n ? n : 1) * sizeof(*load));
+	struct np_planner_load *plan = NULL;
+
+	if (snap->node_plan)
+		plan = malloc((n ? n : 1) * sizeof(*plan));
+	if (!load || (snap->node_plan && !plan) || np_topology_copy(snap->topo, &topo)) {
+		free(load);
+		free(plan);
+		return -ENOMEM;
+	}
+	memcpy(load, snap->node_load, n * sizeof(*load));
+	if (plan)
+		memcpy(plan, snap->node_plan, n * sizeof(*plan));
+	np_topology_free(engine->decided.topo);
+	free(engine->decided.load);
+	free(engine->decided.plan);
+	engine->decided.topo = topo;
+	engine->decided.load = load;
+	engine->decided.plan = plan;
+	engine->decided.kernel_numa_balancing = snap->kernel_numa_balancing;
+	engine->decided.uptime_ms = snap->uptime_ms;
+	engine->decided.at_ms = now_ms;
+	return 0;
+}
+
 static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		    struct np_snapshot **snapshot)
 {
@@ -878,6 +1032,8 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	if (!err)
 		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
 				  narrowed_tasks(engine));
+	if (!err && !opts->look_once && (t.nr_picked || !engine->decided.topo))
+		err = remember_decided(engine, t.snap, t.now_ms);
 	tick_clear(&t);
 	if (err || !snapshot) {
 		np_snapshot_free(t.snap);
@@ -910,5 +1066,61 @@ int np_engine_look_once(struct np_ctx *ctx, const struct np_config *cfg, uint64_
 		err = run_tick(engine, &opts, out);
 	np_engine_free(engine);
 	np_clock_free(params.clock);
+	return err;
+}
+
+int np_engine_status(const struct np_engine *engine, struct np_snapshot **out)
+{
+	uint64_t now_ms = np_clock_now_ms(engine->clock);
+	struct np_snapshot *snap;
+	unsigned n, nr = 0;
+	int err = -ENOMEM;
+
+	if (!engine->decided.topo)
+		return -EAGAIN;
+	n = engine->decided.topo->nr_nodes;
+	snap = calloc(1, sizeof(*snap));
+	if (!snap)
+		return -ENOMEM;
+	snap->live = true;
+	snap->dry_run = engine->dry_run;
+	snap->now_ms = now_ms;
+	snap->decided_ms = engine->decided.at_ms;
+	snap->kernel_numa_balancing = engine->decided.kernel_numa_balancing;
+	snap->uptime_ms = engine->decided.uptime_ms + (now_ms - engine->decided.at_ms);
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		nr += engine->states.v[i].last != NULL;
+	snap->tasks = calloc(nr + 1, sizeof(*snap->tasks));
+	snap->node_load = malloc((n ? n : 1) * sizeof(*snap->node_load));
+	if (engine->decided.plan)
+		snap->node_plan = malloc((n ? n : 1) * sizeof(*snap->node_plan));
+	if (!snap->tasks || !snap->node_load || (engine->decided.plan && !snap->node_plan) ||
+	    np_topology_copy(engine->decided.topo, &snap->topo))
+		goto fail;
+	memcpy(snap->node_load, engine->decided.load, n * sizeof(*snap->node_load));
+	if (snap->node_plan)
+		memcpy(snap->node_plan, engine->decided.plan, n * sizeof(*snap->node_plan));
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		const struct np_task_state *st = &engine->states.v[i];
+		struct np_snap_task *e = &snap->tasks[snap->nr_tasks];
+		struct np_action *a = &e->action;
+
+		if (!st->last)
+			continue;
+		if (copy_shown(e, st->last))
+			goto fail;
+		snap->nr_tasks++;
+		e->task.age_ms += now_ms - st->last->live.look_ms;
+		/* The mask kept now, which a failed give-back may have left. */
+		a->narrowed = st->hist && st->hist->narrowed;
+		if (a->narrowed) {
+			a->narrowed_from = st->hist->cpus_before;
+			a->narrowed_to = st->hist->narrowed_cpus;
+		}
+	}
+	*out = snap;
+	return 0;
+fail:
+	np_snapshot_free(snap);
 	return err;
 }

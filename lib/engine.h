@@ -60,6 +60,17 @@ int np_engine_tick(struct np_engine *engine, struct np_snapshot **snapshot);
 int np_engine_look_once(struct np_ctx *ctx, const struct np_config *cfg, uint64_t min_rss_bytes,
 			struct np_snapshot **out);
 
+/*
+ * The running daemon's view, for --status: every task it has looked at and
+ * still lists, as its last look saw and decided it, with what the engine
+ * remembers over its looks (snapshot .live: CPU since the look before,
+ * looks, the last action and when, bytes moved), the mask it keeps narrowed
+ * now, and the nodes as the last tick that decided anything saw them.
+ * Free with np_snapshot_free. Returns 0, -EAGAIN before the first tick, or
+ * -ENOMEM.
+ */
+int np_engine_status(const struct np_engine *engine, struct np_snapshot **out);
+
 struct np_stats *np_engine_stats(struct np_engine *engine);
 const struct np_sched_counters *np_engine_sched_counters(const struct np_engine *engine);
 

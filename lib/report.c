@@ -128,11 +128,71 @@ static void write_decision_text(const struct np_snap_task *rt, FILE *out)
 	fprintf(out, " %-16s %s: %s\n", what, np_reason_name(a->reason), a->reason_text);
 }
 
+static void format_ago(const struct np_snapshot *report, uint64_t at_ms, char *buf, size_t size)
+{
+	format_age(report->now_ms >= at_ms ? report->now_ms - at_ms : 0, buf, size);
+}
+
+/* A status's columns of a task, before its decision: CPU since the look
+ * before, looks, how long since the last, everything moved for it. */
+static void write_live_columns(const struct np_snapshot *report, const struct np_snap_task *rt,
+			       FILE *out)
+{
+	char ago[16], moved[16];
+
+	format_ago(report, rt->live.look_ms, ago, sizeof(ago));
+	fprintf(out, " %5.0f%% %5u %8s %8s", rt->live.cpu_percent, rt->live.looks, ago,
+		np_human_bytes(rt->live.moved_bytes, moved, sizeof(moved)));
+}
+
+/* A status's lines under a task: its last action, and the mask the daemon
+ * keeps it on. */
+static void write_live_lines(const struct np_snapshot *report, const struct np_snap_task *rt,
+			     FILE *out)
+{
+	const struct np_snap_acted *la = &rt->live.last_action;
+	const struct np_action *a = &rt->action;
+	char ago[16], size[16], from[128], to[128];
+
+	if (rt->live.acted) {
+		const char *verb = la->widen				 ? "widen"
+				   : la->set_affinity && !la->move_pages ? "narrow"
+				   : la->set_affinity			 ? "home"
+									 : "move";
+
+		format_ago(report, la->at_ms, ago, sizeof(ago));
+		if (la->target_node >= 0 && !la->widen)
+			fprintf(out, "%7s last action %s ago: %s to node %d, %s moved, %s: %s: %s\n",
+				"", ago, verb, la->target_node,
+				np_human_bytes(la->moved_bytes, size, sizeof(size)),
+				np_snap_outcome_name(la->outcome), np_reason_name(la->reason),
+				la->reason_text);
+		else
+			fprintf(out, "%7s last action %s ago: %s, %s moved, %s: %s: %s\n", "", ago,
+				verb, np_human_bytes(la->moved_bytes, size, sizeof(size)),
+				np_snap_outcome_name(la->outcome), np_reason_name(la->reason),
+				la->reason_text);
+	}
+	if (rt->has_decision && a->narrowed) {
+		np_bitmap_format_list(&a->narrowed_from, from, sizeof(from));
+		np_bitmap_format_list(&a->narrowed_to, to, sizeof(to));
+		fprintf(out, "%7s narrowed: CPUs %s -> %s\n", "", from, to);
+	}
+}
+
 int np_report_write_text(const struct np_snapshot *report, FILE *out)
 {
 	const struct np_topology *topo = report->topo;
 	char buf[32], comm[NP_COMM_MAX];
 
+	if (report->live) {
+		format_ago(report, report->decided_ms, buf, sizeof(buf));
+		fprintf(out,
+			"Running daemon%s: %u task%s looked at; the nodes as last decided on, "
+			"%s ago\n\n",
+			report->dry_run ? " (dry run: it changes nothing)" : "",
+			report->nr_tasks, report->nr_tasks == 1 ? "" : "s", buf);
+	}
 	write_topology_text(report, out);
 	if (report->assumed_looks > 1)
 		fprintf(out,
@@ -144,7 +204,10 @@ int np_report_write_text(const struct np_snapshot *report, FILE *out)
 		snprintf(buf, sizeof(buf), "N%d", topo->nodes[i].id);
 		fprintf(out, " %8s", buf);
 	}
-	fprintf(out, " %6s %-16s %s\n", "LOCAL", "DECISION", "WHY");
+	fprintf(out, " %6s", "LOCAL");
+	if (report->live)
+		fprintf(out, " %6s %5s %8s %8s", "CPU", "LOOKS", "LOOKED", "MOVED");
+	fprintf(out, " %-16s %s\n", "DECISION", "WHY");
 	for (unsigned t = 0; t < report->nr_tasks; t++) {
 		const struct np_snap_task *rt = &report->tasks[t];
 
@@ -165,10 +228,15 @@ int np_report_write_text(const struct np_snapshot *report, FILE *out)
 			fprintf(out, " %5.1f%%", rt->locality * 100);
 		else
 			fprintf(out, " %6s", "-");
+		if (report->live)
+			write_live_columns(report, rt, out);
 		write_decision_text(rt, out);
+		if (report->live)
+			write_live_lines(report, rt, out);
 	}
 	if (!report->nr_tasks)
-		fprintf(out, "(no task above the size threshold)\n");
+		fprintf(out, report->live ? "(no task looked at yet)\n"
+					  : "(no task above the size threshold)\n");
 	return ferror(out) ? -EIO : 0;
 }
 
@@ -266,7 +334,46 @@ static json_object *plan_json(const struct np_action *a)
 	return obj;
 }
 
-static json_object *task_json(const struct np_snap_task *rt)
+static json_object *ago_json(const struct np_snapshot *report, uint64_t at_ms)
+{
+	return json_u64(report->now_ms >= at_ms ? report->now_ms - at_ms : 0);
+}
+
+/* A status's own fields of a task. */
+static json_object *live_json(const struct np_snapshot *report, const struct np_snap_task *rt)
+{
+	const struct np_snap_acted *la = &rt->live.last_action;
+	json_object *obj = json_object_new_object(), *last = NULL;
+
+	json_object_object_add(obj, "cpu_percent", json_object_new_double(rt->live.cpu_percent));
+	json_object_object_add(obj, "looks", json_object_new_int((int)rt->live.looks));
+	json_object_object_add(obj, "last_look_ago_ms", ago_json(report, rt->live.look_ms));
+	json_object_object_add(obj, "moved_bytes", json_u64(rt->live.moved_bytes));
+	if (rt->live.acted) {
+		last = json_object_new_object();
+		json_object_object_add(last, "decision",
+				       json_object_new_string(np_action_kind_name(la->kind)));
+		json_object_object_add(last, "reason",
+				       json_object_new_string(np_reason_name(la->reason)));
+		json_object_object_add(last, "reason_text",
+				       json_object_new_string(la->reason_text));
+		json_object_object_add(last, "target_node",
+				       la->target_node < 0 ? NULL
+							   : json_object_new_int(la->target_node));
+		json_object_object_add(last, "set_affinity",
+				       json_object_new_boolean(la->set_affinity));
+		json_object_object_add(last, "widen", json_object_new_boolean(la->widen));
+		json_object_object_add(last, "move_pages", json_object_new_boolean(la->move_pages));
+		json_object_object_add(last, "outcome",
+				       json_object_new_string(np_snap_outcome_name(la->outcome)));
+		json_object_object_add(last, "moved_bytes", json_u64(la->moved_bytes));
+		json_object_object_add(last, "ago_ms", ago_json(report, la->at_ms));
+	}
+	json_object_object_add(obj, "last_action", last);
+	return obj;
+}
+
+static json_object *task_json(const struct np_snapshot *report, const struct np_snap_task *rt)
 {
 	json_object *obj = json_object_new_object();
 
@@ -298,6 +405,8 @@ static json_object *task_json(const struct np_snap_task *rt)
 		json_object_object_add(obj, "move_bytes", json_u64(a->move_bytes));
 		json_object_object_add(obj, "plan", plan_json(a));
 	}
+	if (report->live)
+		json_object_object_add(obj, "live", live_json(report, rt));
 	return obj;
 }
 
@@ -309,9 +418,17 @@ int np_report_write_json(const struct np_snapshot *report, FILE *out)
 	json_object_object_add(root, "uptime_ms", json_u64(report->uptime_ms));
 	json_object_object_add(root, "assumed_looks",
 			       json_object_new_int((int)report->assumed_looks));
+	if (report->live) {
+		json_object *live = json_object_new_object();
+
+		json_object_object_add(live, "dry_run", json_object_new_boolean(report->dry_run));
+		json_object_object_add(live, "decided_ago_ms",
+				       ago_json(report, report->decided_ms));
+		json_object_object_add(root, "live", live);
+	}
 	json_object_object_add(root, "topology", topology_json(report));
 	for (unsigned t = 0; t < report->nr_tasks; t++)
-		json_object_array_add(tasks, task_json(&report->tasks[t]));
+		json_object_array_add(tasks, task_json(report, &report->tasks[t]));
 	json_object_object_add(root, "tasks", tasks);
 	if (fprintf(out, "%s\n",
 		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |

@@ -24,6 +24,30 @@ enum np_snap_outcome {
 	NP_SNAP_FAILED,	   /* an error (the task vanished, a call failed) */
 };
 
+/* The last action the daemon carried out on a task (or tried to), for a
+ * status: what it was and why, how it went, and when. */
+struct np_snap_acted {
+	enum np_action_kind kind;
+	enum np_reason reason;
+	enum np_snap_outcome outcome;
+	bool set_affinity, widen, move_pages;
+	int target_node;
+	uint64_t moved_bytes; /* by that action */
+	uint64_t at_ms;	      /* clock ms */
+	char reason_text[NP_REASON_TEXT_MAX];
+};
+
+/* What the running daemon knows of a task beyond one look: filled in a
+ * status (np_engine_status) only, zero elsewhere. */
+struct np_snap_live {
+	unsigned looks;	    /* numa_maps reads and decisions so far */
+	uint64_t look_ms;   /* clock ms of the last */
+	double cpu_percent; /* CPU used between the last two looks, % of one CPU */
+	uint64_t moved_bytes; /* every page moved for it, over all looks */
+	bool acted;	      /* last_action holds one */
+	struct np_snap_acted last_action;
+};
+
 struct np_snap_task {
 	struct np_task task;
 	struct np_sched_verdict verdict; /* the scan scheduler's */
@@ -42,6 +66,7 @@ struct np_snap_task {
 	enum np_snap_outcome outcome;
 	bool first_no_effect; /* this tick's action was the first to change nothing */
 	uint64_t moved_bytes; /* by this tick's action */
+	struct np_snap_live live;
 };
 
 struct np_snapshot {
@@ -58,6 +83,13 @@ struct np_snapshot {
 	unsigned assumed_looks;
 	struct np_snap_task *tasks; /* by pid */
 	unsigned nr_tasks;
+	/* A status of the running daemon (np_engine_status): each task is its
+	 * last look, with .live filled; the nodes are as the last tick that
+	 * decided anything saw them, at decided_ms. Times are clock ms;
+	 * now_ms is when the status was made. */
+	bool live;
+	bool dry_run;
+	uint64_t now_ms, decided_ms;
 };
 
 /* Free a snapshot and everything it holds; NULL is accepted. */
@@ -65,3 +97,7 @@ void np_snapshot_free(struct np_snapshot *snap);
 
 /* Free what one entry holds. */
 void np_snap_task_clear(struct np_snap_task *st);
+
+/* Stable name of an outcome: "not_acted", "done", "no_effect", "deferred",
+ * "failed". */
+const char *np_snap_outcome_name(enum np_snap_outcome outcome);

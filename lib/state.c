@@ -16,6 +16,10 @@ static void state_release(struct np_task_state *st)
 	free(st->hist);
 	st->hist = NULL;
 	np_plan_memo_clear(&st->memo);
+	if (st->last)
+		np_snap_task_clear(st->last);
+	free(st->last);
+	st->last = NULL;
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,

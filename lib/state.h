@@ -7,6 +7,7 @@
 #include "actuate.h"
 #include "policy.h"
 #include "scheduler.h"
+#include "snapshot.h"
 #include "task.h"
 
 /*
@@ -36,6 +37,10 @@ struct np_task_state {
 	int no_effect_node;	  /* a move there moved nothing; -1: none */
 	unsigned no_effect_looks; /* looks left before trying it again */
 	unsigned no_effect_wait;  /* the wait set last time: doubles */
+	/* Its last look as the tick's snapshot had it, without the VMAs and
+	 * the task's details, with .live kept over every look: what a status
+	 * shows (NULL before the first look). Owned. */
+	struct np_snap_task *last;
 };
 
 struct np_state_table {

@@ -234,6 +234,41 @@ void np_topology_free(struct np_topology *topo)
 	free(topo);
 }
 
+static void *memdup_or_null(const void *src, size_t size, bool *failed)
+{
+	void *p;
+
+	if (!src)
+		return NULL;
+	p = malloc(size ? size : 1);
+	if (!p)
+		*failed = true;
+	else
+		memcpy(p, src, size);
+	return p;
+}
+
+int np_topology_copy(const struct np_topology *topo, struct np_topology **out)
+{
+	struct np_topology *copy = calloc(1, sizeof(*copy));
+	size_t n = topo->nr_nodes;
+	bool failed = false;
+
+	if (!copy)
+		return -ENOMEM;
+	*copy = (struct np_topology){.nr_nodes = topo->nr_nodes, .max_cpu = topo->max_cpu};
+	copy->nodes = memdup_or_null(topo->nodes, n * sizeof(*topo->nodes), &failed);
+	copy->distance = memdup_or_null(topo->distance, n * n * sizeof(*topo->distance), &failed);
+	copy->cpu_node = memdup_or_null(topo->cpu_node,
+					(size_t)(topo->max_cpu + 1) * sizeof(*topo->cpu_node), &failed);
+	if (failed) {
+		np_topology_free(copy);
+		return -ENOMEM;
+	}
+	*out = copy;
+	return 0;
+}
+
 int np_topology_index(const struct np_topology *topo, int id)
 {
 	for (unsigned i = 0; i < topo->nr_nodes; i++)

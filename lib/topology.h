@@ -33,6 +33,10 @@ int np_topology_read(struct np_ctx *ctx, struct np_topology **out);
 
 void np_topology_free(struct np_topology *topo);
 
+/* A copy of @topo into *@out, owning its own arrays (a status keeps the
+ * topology a decision was made on). Returns 0 or -ENOMEM. */
+int np_topology_copy(const struct np_topology *topo, struct np_topology **out);
+
 /* Index of node @id in topo->nodes, or -1 when it is not online. */
 int np_topology_index(const struct np_topology *topo, int id);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
 #include "engine.h"
+#include "report.h"
 
 #include <errno.h>
 #include <string.h>
@@ -284,6 +285,147 @@ static void test_no_effect(void)
 	np_ctx_free(ctx);
 }
 
+/* Compare @text with tests/golden/@name, or rewrite it with
+ * NP_UPDATE_GOLDEN=1. */
+static void check_golden(const char *name, const char *text)
+{
+	const char *root = getenv("NP_SOURCE_ROOT"), *update = getenv("NP_UPDATE_GOLDEN");
+	char path[4096], *want = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/tests/golden/%s", root ? root : ".", name);
+	if (update && !strcmp(update, "1")) {
+		f = fopen(path, "w");
+		CHECK(f != NULL);
+		if (f) {
+			fputs(text, f);
+			fclose(f);
+		}
+		return;
+	}
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(getdelim(&want, &len, '\0', f) >= 0);
+	fclose(f);
+	if (want && strcmp(want, text)) {
+		CHECK_STR(text, want);
+		fprintf(stderr, "%s differs (NP_UPDATE_GOLDEN=1 rewrites it)\n", path);
+	}
+	free(want);
+}
+
+static char *status_output(const struct np_snapshot *snap, bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return NULL;
+	CHECK_INT(json ? np_report_write_json(snap, f) : np_report_write_text(snap, f), 0);
+	fclose(f);
+	return text;
+}
+
+/* The running daemon's view: what each task's looks left, the last action
+ * and when, the mask it keeps narrowed, and the nodes as last decided on,
+ * all on the engine's clock. */
+static void test_status(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	struct np_snapshot *snap = NULL;
+	const struct np_snap_task *hog, *local;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t age;
+	char *text;
+
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	/* Before the first tick there is nothing to show. */
+	CHECK_INT(np_engine_status(engine, &snap), -EAGAIN);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	hog = snap ? find_task(snap, 100) : NULL;
+	CHECK(hog != NULL);
+	age = hog ? hog->task.age_ms : 0;
+	np_snapshot_free(snap);
+	snap = NULL;
+	np_clock_advance(params.clock, 1500);
+	CHECK_INT(np_engine_status(engine, &snap), 0);
+	if (!snap)
+		goto out;
+	CHECK(snap->live && snap->dry_run);
+	CHECK_U64(snap->now_ms - snap->decided_ms, 1500);
+	CHECK(snap->node_plan != NULL);
+	CHECK_INT(snap->nr_tasks, 2);
+	hog = find_task(snap, 100);
+	local = find_task(snap, 200);
+	CHECK(hog && local);
+	if (hog && local) {
+		CHECK_INT(hog->live.looks, 1);
+		CHECK_U64(snap->now_ms - hog->live.look_ms, 1500);
+		/* Its age goes on from the look. */
+		CHECK_U64(hog->task.age_ms, age + 1500);
+		CHECK(hog->live.acted);
+		CHECK_INT(hog->live.last_action.kind, NP_ACTION_MOVE);
+		CHECK_INT(hog->live.last_action.reason, NP_REASON_HOME);
+		CHECK_INT(hog->live.last_action.target_node, 1);
+		CHECK_INT(hog->live.last_action.outcome, NP_SNAP_DONE);
+		CHECK(hog->live.last_action.set_affinity);
+		CHECK(hog->action.narrowed);
+		CHECK(np_bitmap_test(&hog->action.narrowed_to, 2) &&
+		      !np_bitmap_test(&hog->action.narrowed_to, 0));
+	}
+	np_snapshot_free(snap);
+	snap = NULL;
+
+	/* A second look: counted. A dry run narrows the hog again (its mask
+	 * never changed), and the last action is this one; local's did
+	 * nothing at the first look, so this one is deferred, and the last
+	 * action stays the first. */
+	np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	np_clock_advance(params.clock, 250);
+	CHECK_INT(np_engine_status(engine, &snap), 0);
+	if (!snap)
+		goto out;
+	hog = find_task(snap, 100);
+	local = find_task(snap, 200);
+	CHECK(hog && local);
+	if (hog && local) {
+		CHECK_INT(hog->live.looks, 2);
+		CHECK_U64(snap->now_ms - hog->live.look_ms, 250);
+		CHECK_U64(snap->now_ms - hog->live.last_action.at_ms, 250);
+		CHECK_INT(local->live.looks, 2);
+		CHECK(local->live.acted);
+		CHECK_INT(local->live.last_action.outcome, NP_SNAP_NO_EFFECT);
+		CHECK_U64(snap->now_ms - local->live.last_action.at_ms,
+			  cfg.scan_period_max_ms + 1500 + 250);
+	}
+	text = status_output(snap, false);
+	if (text)
+		check_golden("status-engine-2node.text", text);
+	free(text);
+	text = status_output(snap, true);
+	if (text)
+		check_golden("status-engine-2node.json", text);
+	free(text);
+out:
+	np_snapshot_free(snap);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
 int main(void)
 {
 	test_report_decisions();
@@ -291,5 +433,6 @@ int main(void)
 	test_no_effect();
 	test_ticks();
 	test_home();
+	test_status();
 	return check_done();
 }
