@@ -17,8 +17,10 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "control.h"
 #include "engine.h"
 #include "maskfile.h"
+#include "report.h"
 #include "runtime.h"
 #include "trace.h"
 #include "log.h"
@@ -63,11 +65,14 @@ struct daemon {
 	struct event *sig_hup, *sig_usr1, *stop_event;
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
+	struct np_control *control;
 	FILE *record;
 	struct np_trace_writer *recorder;
-	/* The runtime directory and what its masks file holds (-1: none
-	 * kept: a dry run, or a root other than the live machine's). */
+	/* The runtime directory (its control socket, and, unless this is a
+	 * dry run or a root other than the live machine's, its masks file)
+	 * and what the masks file holds. */
 	int runtime_fd;
+	bool keeps_masks;
 	struct np_saved_mask *saved;
 	size_t nr_saved;
 	int exit_status;
@@ -96,7 +101,7 @@ static void save_masks(struct daemon *d)
 	size_t n;
 	int err;
 
-	if (d->runtime_fd < 0 || np_engine_saved_masks(d->engine, &now, &n) < 0)
+	if (!d->keeps_masks || np_engine_saved_masks(d->engine, &now, &n) < 0)
 		return;
 	if (same_masks(now, n, d->saved, d->nr_saved)) {
 		free(now);
@@ -115,9 +120,39 @@ static void save_masks(struct daemon *d)
 	d->nr_saved = n;
 }
 
-/* A masks file left by a run that did not stop cleanly: its masks go
- * back before anything else happens. An unreadable file is set aside
- * with the reason in the log, not left to block every start. */
+/* The status a --status asks for, as the report's text or JSON. */
+static int answer_status(void *data, const struct np_control_request *req, struct evbuffer *out)
+{
+	struct daemon *d = data;
+	struct np_snapshot *snap;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	err = np_engine_status(d->engine, &snap);
+	if (err)
+		return err;
+	f = open_memstream(&text, &len);
+	if (!f) {
+		np_snapshot_free(snap);
+		return -ENOMEM;
+	}
+	err = req->json ? np_report_write_json(snap, f) : np_report_write_text(snap, f);
+	if (fclose(f) != 0 && !err)
+		err = -ENOMEM;
+	np_snapshot_free(snap);
+	if (!err && evbuffer_add(out, text, len) < 0)
+		err = -ENOMEM;
+	free(text);
+	return err;
+}
+
+/* The control socket comes first: a daemon already running on this
+ * runtime directory keeps it, its socket and its masks file. A masks file
+ * left by a run that did not stop cleanly: its masks go back before
+ * anything else happens. An unreadable file is set aside with the reason
+ * in the log, not left to block every start. */
 static int open_runtime_dir(struct daemon *d)
 {
 	struct np_saved_mask *v = NULL;
@@ -125,12 +160,16 @@ static int open_runtime_dir(struct daemon *d)
 	size_t n = 0;
 	int err;
 
-	d->runtime_fd = -1;
-	if (d->opts->dry_run || !np_ctx_is_live(d->ctx))
-		return 0;
 	d->runtime_fd = np_runtime_dir_open(d->opts->runtime_dir, d->log);
 	if (d->runtime_fd < 0)
 		return d->runtime_fd;
+	err = np_control_start(d->base, d->opts->runtime_dir, d->log, answer_status, d,
+			       &d->control);
+	if (err)
+		return err;
+	d->keeps_masks = !d->opts->dry_run && np_ctx_is_live(d->ctx);
+	if (!d->keeps_masks)
+		return 0;
 	err = np_maskfile_load(d->runtime_fd, MASKS_FILE, &v, &n, &bad_line);
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "%s/%s:%u: %s; set aside as %s.bad",
@@ -414,6 +453,11 @@ static int catch_stop_signals(struct daemon *d)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
 		return -errno;
+	/* A client that leaves before its answer is written must cost a
+	 * failed write (EPIPE), not the daemon: libevent writes with writev,
+	 * which has no MSG_NOSIGNAL. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -errno;
 	d->stop_event = event_new(d->base, stop_pipe[0], EV_READ | EV_PERSIST, on_stop, d);
 	return d->stop_event && event_add(d->stop_event, NULL) == 0 ? 0 : -ENOMEM;
 }
@@ -449,6 +493,9 @@ static int setup(struct daemon *d)
 		np_logger_log(d->log, LOG_ERR, "cannot start: %s", strerror(-err));
 		return err;
 	}
+	d->base = event_base_new();
+	if (!d->base)
+		return -ENOMEM;
 	err = open_runtime_dir(d);
 	if (err)
 		return err;
@@ -466,9 +513,6 @@ static int setup(struct daemon *d)
 			return err;
 		np_engine_set_observer(d->engine, record_scan, d);
 	}
-	d->base = event_base_new();
-	if (!d->base)
-		return -ENOMEM;
 	d->tick = evtimer_new(d->base, on_tick, d);
 	if (!d->tick || np_logger_attach(d->log, d->base))
 		return -ENOMEM;
@@ -493,6 +537,7 @@ static void teardown(struct daemon *d)
 {
 	np_notify_watchdog_stop(d->watchdog);
 	np_metrics_free(d->metrics);
+	np_control_free(d->control);
 	if (d->tick)
 		event_free(d->tick);
 	struct event *sigs[] = {d->sig_hup, d->sig_usr1, d->stop_event};

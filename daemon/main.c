@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "context.h"
+#include "control.h"
 #include "daemon.h"
 #include "engine.h"
 #include "report.h"
@@ -18,9 +19,12 @@
 #include "trace.h"
 
 #define EXIT_USAGE 2
+/* --status with no daemon to ask, as LSB init scripts say "not running". */
+#define EXIT_NOT_RUNNING 3
 
 struct options {
 	bool report;
+	bool status;
 	bool json;
 	bool check_config;
 	bool verbose;
@@ -47,11 +51,14 @@ static void usage(FILE *out)
 		"                        print its counts\n"
 		"  -f, --foreground      do not detach from the terminal\n"
 		"  -r, --report          print where every task's memory is and exit\n"
-		"  -j, --json            with --report: print JSON\n"
+		"      --status          print the running daemon's view of every task it\n"
+		"                        looked at, and exit (3 when no daemon runs)\n"
+		"  -j, --json            with --report or --status: print JSON\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
 		"      --root=DIR        read /proc and /sys under DIR instead of /\n"
-		"      --runtime-dir=DIR keep the CPU masks to put back after a crash in DIR\n"
-		"                        (default " NP_RUNTIME_DIR_DEFAULT ")\n"
+		"      --runtime-dir=DIR keep the control socket and the CPU masks to put\n"
+		"                        back after a crash in DIR; with --status, ask the\n"
+		"                        daemon there (default " NP_RUNTIME_DIR_DEFAULT ")\n"
 		"  -c, --config=FILE     configuration file (default " NP_CONFIG_DEFAULT_PATH ")\n"
 		"  -n, --check-config    check the configuration and exit; with -v print it\n"
 		"  -v, --verbose         more output\n"
@@ -86,9 +93,18 @@ static int parse_u64(const char *s, uint64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *opts)
 {
-	enum { OPT_ROOT = 256, OPT_MIN_RSS, OPT_DRY_RUN, OPT_RECORD, OPT_REPLAY, OPT_RUNTIME_DIR };
+	enum {
+		OPT_ROOT = 256,
+		OPT_MIN_RSS,
+		OPT_DRY_RUN,
+		OPT_RECORD,
+		OPT_REPLAY,
+		OPT_RUNTIME_DIR,
+		OPT_STATUS,
+	};
 	static const struct option longopts[] = {
 		{"report", no_argument, NULL, 'r'},
+		{"status", no_argument, NULL, OPT_STATUS},
 		{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 		{"record", required_argument, NULL, OPT_RECORD},
 		{"replay", required_argument, NULL, OPT_REPLAY},
@@ -111,6 +127,9 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		switch (c) {
 		case 'r':
 			opts->report = true;
+			break;
+		case OPT_STATUS:
+			opts->status = true;
 			break;
 		case 'j':
 			opts->json = true;
@@ -166,15 +185,21 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (opts->json && !opts->report) {
-		fprintf(stderr, "numaplaced: --json goes with --report\n");
+	if (opts->json && !opts->report && !opts->status) {
+		fprintf(stderr, "numaplaced: --json goes with --report or --status\n");
 		return EXIT_USAGE;
 	}
-	if (opts->check_config + opts->report + !!opts->replay_path +
-		    (opts->dry_run || opts->foreground || opts->record_path || opts->runtime_dir) >
+	if (opts->check_config + opts->report + opts->status + !!opts->replay_path +
+		    (opts->dry_run || opts->foreground || opts->record_path ||
+		     (opts->runtime_dir && !opts->status)) >
 	    1) {
-		fprintf(stderr, "numaplaced: --check-config, --report, --replay and running the "
-				"daemon exclude each other\n");
+		fprintf(stderr, "numaplaced: --check-config, --report, --status, --replay and "
+				"running the daemon exclude each other\n");
+		return EXIT_USAGE;
+	}
+	if (opts->status && (opts->root || opts->config_path || opts->report_min_rss_mb != 1)) {
+		fprintf(stderr, "numaplaced: --status asks the running daemon: --root, --config "
+				"and --min-rss are the daemon's own\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -232,6 +257,25 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	return EXIT_SUCCESS;
 }
 
+static int run_status(const struct options *opts)
+{
+	struct np_control_request req = {.json = opts->json};
+	const char *dir = opts->runtime_dir ? opts->runtime_dir : NP_RUNTIME_DIR_DEFAULT;
+	char msg[512];
+	int err;
+
+	err = np_control_query(dir, &req, stdout, msg, sizeof(msg));
+	if (!err && fflush(stdout) != 0) {
+		err = -EIO;
+		snprintf(msg, sizeof(msg), "writing the status: %s", strerror(errno));
+	}
+	if (err) {
+		fprintf(stderr, "numaplaced: %s\n", msg);
+		return err == -ENOENT || err == -ECONNREFUSED ? EXIT_NOT_RUNNING : EXIT_FAILURE;
+	}
+	return EXIT_SUCCESS;
+}
+
 static int run_replay(const struct options *opts, const struct np_config *cfg)
 {
 	struct np_replay_result result;
@@ -274,6 +318,9 @@ int main(int argc, char **argv)
 	ret = parse_options(argc, argv, &opts);
 	if (ret)
 		return ret;
+	/* The daemon's configuration is the daemon's: none is read here. */
+	if (opts.status)
+		return run_status(&opts);
 	if (load_config(&opts, &cfg) != 0) {
 		np_config_free(&cfg);
 		return EXIT_FAILURE;

@@ -57,5 +57,12 @@ expect 2 "exclude each other" --replay "$tmp/bad.trace" --report
 expect 2 "requires an argument" --runtime-dir
 expect 2 "exclude each other" --report --runtime-dir "$tmp"
 expect 0 "(default /run/numaplaced)" --help
+# --status asks a daemon; with none there it says where it asked.
+expect 2 "exclude each other" --status --report
+expect 2 "exclude each other" --status --dry-run
+expect 2 "the daemon's own" --status --root "$fixtures/host"
+expect 2 "the daemon's own" --status -c "$tmp/good.conf"
+expect 3 "no daemon is running: nothing answers on $tmp/control" --status --runtime-dir "$tmp"
+expect 3 "no daemon is running" --status --json --runtime-dir "$tmp"
 
 exit $fail

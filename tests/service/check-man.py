@@ -20,7 +20,7 @@ SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "SIGNALS", "FILES", "E
             "SEE ALSO"]
 SEE_ALSO = ["numaplaced.conf (5)", "numad (8)", "numastat (8)"]
 # Documented whether or not --help lists them yet.
-OPTIONS = ["--report", "--json", "--root", "--config", "-c", "-n", "-v", "--dry-run",
+OPTIONS = ["--report", "--status", "--json", "--root", "--config", "-c", "-n", "-v", "--dry-run",
            "--foreground", "--record", "--replay", "--runtime-dir", "--help", "--version"]
 SIGNALS = ["SIGHUP", "SIGTERM", "SIGINT", "SIGUSR1"]
 

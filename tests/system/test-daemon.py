@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The daemon on this machine: signals, reload, dry run, slow start and the
 metrics endpoint, observed from outside as a user would."""
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,8 @@ import time
 
 BIN = os.path.abspath(sys.argv[1])
 SPAWN = os.path.abspath(sys.argv[2])  # np-spawn: many short-lived "np-spawn-child"
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                       "engine-2node")
 failures = 0
 tmp = tempfile.mkdtemp(prefix="np-daemon-test.")
 
@@ -43,10 +46,22 @@ class Daemon:
         self.logf = open(self.log, "w")
         # A private runtime directory: the saved masks of one daemon are
         # no business of another.
-        run_dir = ["--runtime-dir", os.path.join(tmp, name + ".run")]
+        self.run_dir = os.path.join(tmp, name + ".run")
+        run_dir = ["--runtime-dir", self.run_dir]
         self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *run_dir, *args],
                                      stdout=subprocess.DEVNULL, stderr=self.logf)
         self.port = None
+
+    def status(self, *args):
+        """numaplaced --status against this daemon's runtime directory."""
+        return subprocess.run([BIN, "--status", "--runtime-dir", self.run_dir, *args],
+                              capture_output=True, text=True, timeout=30)
+
+    def status_json(self):
+        """The daemon's status as JSON, once it has one (None after 10 s)."""
+        r = wait_for(lambda: (lambda r: r if r.returncode == 0 else None)(
+            self.status("--json")), 10, 0.1)
+        return json.loads(r.stdout) if r else None
 
     def text(self):
         with open(self.log) as f:
@@ -351,9 +366,205 @@ def test_bad_start():
           "even when detaching")
 
 
+# The report's fields of a task (README.md), and what a status adds.
+REPORT_TASK_KEYS = {"pid", "comm", "age_ms", "rss_bytes", "threads", "run_node", "home_node",
+                    "node_bytes", "anon_node_bytes", "movable_node_bytes", "locality",
+                    "decision", "reason", "reason_text", "target_node", "move_bytes", "plan"}
+LIVE_KEYS = {"cpu_percent", "looks", "last_look_ago_ms", "moved_bytes", "last_action"}
+LAST_ACTION_KEYS = {"decision", "reason", "reason_text", "target_node", "set_affinity", "widen",
+                    "move_pages", "outcome", "moved_bytes", "ago_ms"}
+
+
+def control_exchange(path, request=None, uid=None):
+    """Connect to the control socket at path (as uid, in a child, when
+    given), send request, and return what comes back before the daemon
+    closes."""
+    def talk():
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(path)
+            if request is not None:
+                s.sendall(request)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            return data
+    if uid is None:
+        return talk()
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.write(wfd, talk())
+        except Exception as e:
+            os.write(wfd, f"client failed: {e}".encode())
+        os._exit(0)
+    os.close(wfd)
+    data = b""
+    while chunk := os.read(rfd, 65536):
+        data += chunk
+    os.close(rfd)
+    os.waitpid(pid, 0)
+    return data
+
+
+def test_status_fixture():
+    # A fixture machine: what the daemon decided is known in advance.
+    d = Daemon("status", "log_level = info\ntick_ms = 100\nmin_cpu_percent = 0\n",
+               "--dry-run", "--root", FIXTURE)
+    check(d.wait_log(r"started") is not None, "status daemon starts")
+    st = d.status_json()
+    check(st is not None, "--status --json answers")
+    if st is None:
+        d.stop()
+        return
+    check(st.get("live", {}).get("dry_run") is True and
+          isinstance(st["live"].get("decided_ago_ms"), int), "status: live.{dry_run, decided_ago_ms}")
+    check([n["id"] for n in st["topology"]["nodes"]] == [0, 1], "status: the fixture's two nodes")
+    tasks = {t["pid"]: t for t in st["tasks"]}
+    check(sorted(tasks) == [100, 200], f"status: the two tasks looked at ({sorted(tasks)})")
+    bad = [t["pid"] for t in st["tasks"] if set(t) != REPORT_TASK_KEYS | {"live"} or
+           set(t["live"]) != LIVE_KEYS]
+    check(not bad, f"status: every task has the report's fields and live's ({bad})")
+    hog = tasks.get(100)
+    if hog:
+        live, last = hog["live"], hog["live"]["last_action"]
+        check(live["looks"] >= 1 and live["last_look_ago_ms"] >= 0 and live["moved_bytes"] == 0,
+              f"status: the hog's looks, last look, nothing moved in a dry run ({live})")
+        check(last is not None and set(last) == LAST_ACTION_KEYS and last["reason"] == "home" and
+              last["target_node"] == 1 and last["set_affinity"] and last["outcome"] == "done",
+              f"status: the hog's last action, homed on node 1 ({last})")
+        check(hog["plan"]["narrowed_from"] == [0, 1, 2, 3] and
+              hog["plan"]["narrowed_to"] == [2, 3],
+              f"status: the hog's mask narrowed from 0-3 to 2-3 ({hog['plan']})")
+    r = d.status()
+    check(r.returncode == 0 and re.search(r"^ +PID .* CPU LOOKS +LOOKED +MOVED DECISION", r.stdout,
+                                          re.M) and
+          re.search(r"^ +100 hog .*narrow->N1", r.stdout, re.M) and
+          "narrowed: CPUs 0-3 -> 2-3" in r.stdout,
+          "--status: the report's columns with the status's, and the hog's lines")
+
+    # A second daemon on the same runtime directory is refused, and the
+    # first keeps its socket.
+    r = subprocess.run([BIN, "--foreground", "--dry-run", "--root", FIXTURE, "-c", d.conf,
+                        "--runtime-dir", d.run_dir], capture_output=True, text=True, timeout=10)
+    check(r.returncode != 0 and "a numaplaced daemon is running with runtime directory " +
+          d.run_dir in r.stderr, f"a second daemon on the same runtime directory is refused "
+          f"({r.stderr.strip()[-160:]!r})")
+    check(d.status().returncode == 0, "the first daemon still answers after that")
+
+    sock = os.path.join(d.run_dir, "control")
+    mode = os.stat(sock).st_mode & 0o777
+    check(mode == 0o600, f"the control socket is mode {mode:o} (600)")
+    answer = control_exchange(sock, b"metrics please\n")
+    check(answer.startswith(b"error: bad request"), f"a bad request: {answer[:60]!r}")
+    answer = control_exchange(sock, b"s" * 64)
+    check(answer.startswith(b"error: bad request"), f"a request at the cap: {answer[:60]!r}")
+    # Longer: the daemon stops reading at the cap, answers and closes; what
+    # it left unread may reset the connection before the answer is read.
+    try:
+        answer = control_exchange(sock, b"status json" + b" " * 4096 + b"\n")
+    except ConnectionResetError:
+        answer = b"(reset)"
+    check(answer.startswith((b"error: bad request", b"(reset)")),
+          f"a request over the cap: {answer[:60]!r}")
+    # A client that will not read the answer: the daemon's write fails
+    # (EPIPE), and the daemon carries on.
+    with socket.socket(socket.AF_UNIX) as c:
+        c.connect(sock)
+        c.shutdown(socket.SHUT_RD)
+        c.sendall(b"status json\n")
+        time.sleep(0.5)
+    check(d.proc.poll() is None and d.status().returncode == 0,
+          f"a client that reads nothing leaves the daemon running ({d.proc.poll()})")
+    # Another user, with the modes loosened: the peer check still refuses.
+    os.chmod(tmp, 0o711)
+    os.chmod(d.run_dir, 0o711)
+    os.chmod(sock, 0o666)
+    answer = control_exchange(sock, uid=65534)
+    os.chmod(sock, 0o600)
+    os.chmod(d.run_dir, 0o700)
+    os.chmod(tmp, 0o700)
+    check(answer.startswith(b"error: permission denied"), f"uid 65534 is refused: {answer[:80]!r}")
+    check(d.wait_log(r"refused pid \d+ of uid 65534") is not None, "the refusal is logged")
+
+    # Idle connections: a few over the cap are refused at once, and the
+    # deadline closes the ones held open.
+    idle = []
+    for _ in range(8):
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(sock)
+        idle.append(c)
+    time.sleep(0.3)
+    answer = control_exchange(sock)
+    check(answer.startswith(b"error: busy"), f"a ninth connection is refused: {answer[:40]!r}")
+    t0 = time.monotonic()
+    idle[0].settimeout(10)
+    try:
+        closed = idle[0].recv(100) == b""
+    except socket.timeout:
+        closed = False
+    took = time.monotonic() - t0
+    check(closed and took < 6, f"an idle connection is closed by the deadline ({took:.1f} s)")
+    for c in idle:
+        c.close()
+    check(wait_for(lambda: d.status().returncode == 0, 3), "answers again once they are gone")
+
+    check(d.stop() == 0, "status daemon stops cleanly")
+    check(not os.path.exists(sock), "the control socket is removed at exit")
+    r = d.status()
+    check(r.returncode == 3 and "no daemon is running" in r.stderr and sock in r.stderr,
+          f"--status with no daemon: exit 3 naming the socket ({r.returncode}, {r.stderr.strip()!r})")
+
+    # A daemon killed leaves its socket; nothing answers there, and the
+    # next start replaces it.
+    d = Daemon("status", "log_level = info\ntick_ms = 100\n", "--dry-run", "--root", FIXTURE)
+    check(d.wait_log(r"started") is not None, "status daemon starts again")
+    d.proc.kill()
+    d.proc.wait()
+    r = d.status()
+    check(os.path.exists(sock) and r.returncode == 3,
+          f"after SIGKILL: the socket stays, and --status says no daemon ({r.stderr.strip()!r})")
+    d.stop()
+    d = Daemon("status", "log_level = info\ntick_ms = 100\n", "--dry-run", "--root", FIXTURE)
+    check(d.wait_log(r"left by a daemon that is gone: replaced") is not None and
+          d.status_json() is not None, "the next start replaces the stale socket and answers")
+    check(d.stop() == 0, "stops cleanly")
+
+
+def test_status_live():
+    # This machine's /proc: a busy task shows the CPU it used since the look before.
+    hog = subprocess.Popen([sys.executable, "-c",
+                            "b = bytearray(32 << 20)\n"
+                            "while True:\n"
+                            "    for i in range(0, len(b), 4096): b[i] = 1\n"])
+    time.sleep(0.5)
+    d = Daemon("status-live", BASE + "scan_delay_ms = 0\nscan_period_min_ms = 100\ntick_ms = 50\n"
+               "min_rss_mb = 16\nmin_cpu_percent = 0\ninclude_comm = python3*\n", "--dry-run")
+    check(d.wait_log(r"started") is not None, "live status daemon starts")
+
+    # A shared machine may give it little CPU: some is enough.
+    def looked_busy():
+        st = d.status_json()
+        t = [t for t in (st or {}).get("tasks", []) if t["pid"] == hog.pid]
+        return t[0] if t and t[0]["live"]["looks"] >= 2 and t[0]["live"]["cpu_percent"] > 0 \
+            else None
+    t = wait_for(looked_busy, 10, 0.2)
+    check(t is not None and t["comm"].startswith("python3"),
+          "status on this machine: the busy task with its CPU since the look before "
+          f"({t['live'] if t else None})")
+    d.stop()
+    hog.kill()
+    hog.wait()
+
+
 for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
-             test_slow_start, test_record_replay, test_bad_start):
+             test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
+             test_status_live):
     try:
         test()
     except Exception as e:  # a broken test is a failed test
