@@ -535,6 +535,17 @@ def test_status_fixture():
     check(d.stop() == 0, "stops cleanly")
 
 
+def test_status_before_first_cycle():
+    d = Daemon("status-early", "log_level = info\ntick_ms = 10000\nscan_period_min_ms = 10000\n",
+               "--dry-run", "--root", FIXTURE)
+    check(d.wait_log(r"started") is not None, "early status daemon starts")
+    r = d.status()
+    check(r.returncode == 1 and "no placement cycle has run yet" in r.stderr,
+          f"--status before the first cycle: exit 1 saying so ({r.returncode}, "
+          f"{r.stderr.strip()!r})")
+    check(d.stop() == 0, "early status daemon stops cleanly")
+
+
 def test_status_live():
     # This machine's /proc: a busy task shows the CPU it used since the look before.
     hog = subprocess.Popen([sys.executable, "-c",
@@ -564,7 +575,7 @@ def test_status_live():
 for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
-             test_status_live):
+             test_status_before_first_cycle, test_status_live):
     try:
         test()
     except Exception as e:  # a broken test is a failed test
