@@ -21,6 +21,13 @@ static int cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void strip_slashes(struct np_strv *paths)
+{
+	for (size_t i = 0; i < paths->n; i++)
+		for (size_t n = strlen(paths->v[i]); n > 1 && paths->v[i][n - 1] == '/'; n--)
+			paths->v[i][n - 1] = '\0';
+}
+
 void np_filter_free(struct np_filter *filter)
 {
 	if (!filter)
@@ -52,6 +59,9 @@ int np_filter_new(const struct np_config *cfg, struct np_filter **out)
 	    np_strv_copy(&f->include_cgroup, &cfg->include_cgroup) ||
 	    np_strv_copy(&f->exclude_cgroup, &cfg->exclude_cgroup))
 		goto nomem;
+	/* "/a/b/" names "/a/b" (the config drops the '/' too). */
+	strip_slashes(&f->include_cgroup);
+	strip_slashes(&f->exclude_cgroup);
 	*out = f;
 	return 0;
 nomem:
@@ -64,33 +74,40 @@ bool np_filter_needs_cgroup(const struct np_filter *filter)
 	return filter->include_cgroup.n || filter->exclude_cgroup.n;
 }
 
-static const char *match_glob(const struct np_strv *globs, const char *s)
+static const char *match_glob(const struct np_strv *globs, const char *s, int flags)
 {
 	for (size_t i = 0; i < globs->n; i++)
-		if (fnmatch(globs->v[i], s, 0) == 0)
+		if (fnmatch(globs->v[i], s, flags) == 0)
 			return globs->v[i];
 	return NULL;
 }
 
-/* Whole path components: a trailing '/' on the prefix is ignored, and "/"
- * covers everything. */
-static bool under(const char *path, const char *prefix)
+/* Whether one of @globs matches @path or a cgroup above it: fnmatch(3)
+ * with FNM_PATHNAME, so a wildcard stays within one path component, and a
+ * pattern that matches a cgroup covers the cgroups below it ("/" covers
+ * all). A pattern without wildcards is a plain path, as it always was. */
+static const char *match_cgroup(const struct np_strv *globs, const char *path)
 {
-	size_t n = strlen(prefix);
+	size_t n = strlen(path);
+	char small[512], *buf = n < sizeof(small) ? small : malloc(n + 1);
+	const char *rule = NULL;
 
-	while (n > 1 && prefix[n - 1] == '/')
-		n--;
-	if (strncmp(path, prefix, n) != 0)
-		return false;
-	return path[n] == '\0' || path[n] == '/' || (n == 1 && prefix[0] == '/');
-}
-
-static const char *match_prefix(const struct np_strv *prefixes, const char *path)
-{
-	for (size_t i = 0; i < prefixes->n; i++)
-		if (under(path, prefixes->v[i]))
-			return prefixes->v[i];
-	return NULL;
+	if (!buf) /* no memory for the ancestors: the cgroup itself only */
+		return match_glob(globs, path, FNM_PATHNAME);
+	memcpy(buf, path, n + 1);
+	for (;;) {
+		rule = match_glob(globs, buf, FNM_PATHNAME);
+		if (rule || n <= 1)
+			break;
+		while (n > 1 && buf[n - 1] != '/')
+			n--;
+		if (n > 1)
+			n--;
+		buf[n] = '\0';
+	}
+	if (buf != small)
+		free(buf);
+	return rule;
 }
 
 #define SAY(...) (why ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
@@ -105,22 +122,22 @@ bool np_filter_excludes(const struct np_filter *filter, const struct np_task *ta
 		SAY("pid %d is in exclude_pid", task->pid);
 		return true;
 	}
-	if ((rule = match_glob(&filter->exclude_comm, task->comm))) {
+	if ((rule = match_glob(&filter->exclude_comm, task->comm, 0))) {
 		SAY("comm \"%s\" matches exclude_comm \"%s\"", task->comm, rule);
 		return true;
 	}
-	if (filter->include_comm.n && !match_glob(&filter->include_comm, task->comm)) {
+	if (filter->include_comm.n && !match_glob(&filter->include_comm, task->comm, 0)) {
 		SAY("comm \"%s\" matches no include_comm pattern", task->comm);
 		return true;
 	}
 	if (!task->has_details || !np_filter_needs_cgroup(filter))
 		return false;
-	if (task->cgroup && (rule = match_prefix(&filter->exclude_cgroup, task->cgroup))) {
+	if (task->cgroup && (rule = match_cgroup(&filter->exclude_cgroup, task->cgroup))) {
 		SAY("cgroup %s is under exclude_cgroup %s", task->cgroup, rule);
 		return true;
 	}
 	if (filter->include_cgroup.n &&
-	    (!task->cgroup || !match_prefix(&filter->include_cgroup, task->cgroup))) {
+	    (!task->cgroup || !match_cgroup(&filter->include_cgroup, task->cgroup))) {
 		SAY("cgroup %s is under no include_cgroup",
 		    task->cgroup ? task->cgroup : "(unknown)");
 		return true;

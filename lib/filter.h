@@ -10,10 +10,13 @@
 /*
  * Which tasks the configuration leaves to the daemon: exclude_pid,
  * include_comm/exclude_comm (fnmatch(3) globs) and
- * include_cgroup/exclude_cgroup (path prefixes matching whole components:
+ * include_cgroup/exclude_cgroup (fnmatch(3) globs over cgroup paths with
+ * FNM_PATHNAME, covering the cgroups below what they match:
  * "/system.slice" covers "/system.slice/cron.service", not
- * "/system.slice2"). Compiled once from a config; the scan scheduler, the
- * policy and --replay all ask this one filter.
+ * "/system.slice2"; "/kubepods.slice/kubepods-*.slice" covers the
+ * BestEffort and Burstable pods and their containers). Compiled once from
+ * a config; the scan scheduler, the policy and --replay all ask this one
+ * filter.
  */
 struct np_filter;
 

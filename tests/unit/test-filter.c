@@ -24,6 +24,9 @@ static char *const ssh_glob[] = {"ssh*", NULL};
 static char *const db_globs[] = {"postgres", "mysqld", NULL};
 static char *const system_slice[] = {"/system.slice/", NULL};
 static char *const user_slice[] = {"/user.slice", NULL};
+static char *const besteffort[] = {"/kubepods.slice/*besteffort*", NULL};
+static char *const any_pod_db[] = {"/kubepods.slice/*/*-pod?.slice/cri-containerd-db*.scope", NULL};
+static char *const bracket[] = {"/machine.slice/machine-qemu[0-9]*", NULL};
 
 static const struct filter_case cases[] = {
     {"an ordinary task passes", "worker", 4242, "/user.slice/app", true, .excluded = false},
@@ -37,13 +40,37 @@ static const struct filter_case cases[] = {
     {"include_comm that matches", "mysqld", 4242, .include_comm = db_globs},
     {"exclude_cgroup covers its subtree", "worker", 4242, "/system.slice/cron.service", true,
      .exclude_cgroup = system_slice, .excluded = true,
-     .text = "cgroup /system.slice/cron.service is under exclude_cgroup /system.slice/"},
+     .text = "cgroup /system.slice/cron.service is under exclude_cgroup /system.slice"},
     {"exclude_cgroup matches whole components only", "worker", 4242, "/system.slice2/x.service",
      true, .exclude_cgroup = system_slice, .excluded = false},
     {"include_cgroup that does not match", "worker", 4242, "/system.slice/x.service", true,
      .include_cgroup = user_slice, .excluded = true},
     {"include_cgroup exact", "worker", 4242, "/user.slice", true, .include_cgroup = user_slice,
      .excluded = false},
+    /* Globs: a wildcard stays within a component, and what a pattern
+     * matches covers the cgroups below it. */
+    {"exclude_cgroup glob covers the pods it matches and their containers", "worker", 4242,
+     "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/cri-containerd-a.scope",
+     true, .exclude_cgroup = besteffort, .excluded = true,
+     .text = "cgroup /kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1.slice/"
+	     "cri-containerd-a.scope is under exclude_cgroup /kubepods.slice/*besteffort*"},
+    {"exclude_cgroup glob leaves other pods", "worker", 4242,
+     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice", true,
+     .exclude_cgroup = besteffort, .excluded = false},
+    {"a '*' does not cross a '/'", "worker", 4242, "/kubepods.slice/x/kubepods-besteffort.slice",
+     true, .exclude_cgroup = besteffort, .excluded = false},
+    {"include_cgroup glob over several components", "worker", 4242,
+     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod7.slice/"
+     "cri-containerd-db42.scope",
+     true, .include_cgroup = any_pod_db, .excluded = false},
+    {"include_cgroup glob that does not match", "worker", 4242,
+     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod17.slice/"
+     "cri-containerd-db42.scope",
+     true, .include_cgroup = any_pod_db, .excluded = true},
+    {"bracket expressions", "worker", 4242, "/machine.slice/machine-qemu7-vm.scope/vcpu0", true,
+     .exclude_cgroup = bracket, .excluded = true},
+    {"bracket expressions that do not match", "worker", 4242, "/machine.slice/machine-lxc-c1.scope",
+     true, .exclude_cgroup = bracket, .excluded = false},
     /* Without details the cgroup is unknown: the cgroup rules wait for
      * them rather than excluding everything. */
     {"cgroup rules wait for details", "worker", 4242, NULL, false, .include_cgroup = user_slice},
