@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "config.h"
 #include "context.h"
 #include "control.h"
@@ -35,6 +37,7 @@ struct options {
 	const char *record_path;
 	const char *replay_path;
 	const char *runtime_dir;
+	const char *advise;
 	uint64_t report_min_rss_mb;
 };
 
@@ -54,6 +57,8 @@ static void usage(FILE *out)
 		"      --status          print the running daemon's view of every task it\n"
 		"                        looked at, and exit (3 when no daemon runs)\n"
 		"  -j, --json            with --report or --status: print JSON\n"
+		"  -w, --advise=VCPUS:MIB print the nodes that have room for VCPUS busy CPUs\n"
+		"                        and MIB MiB now, as numad -w does, and exit\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
 		"      --root=DIR        read /proc and /sys under DIR instead of /\n"
 		"      --runtime-dir=DIR keep the control socket and the CPU masks to put\n"
@@ -110,6 +115,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		{"replay", required_argument, NULL, OPT_REPLAY},
 		{"foreground", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
+		{"advise", required_argument, NULL, 'w'},
 		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
 		{"root", required_argument, NULL, OPT_ROOT},
 		{"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR},
@@ -123,7 +129,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 	int c;
 
 	opts->report_min_rss_mb = 1;
-	while ((c = getopt_long(argc, argv, "rjc:nvfhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rjw:c:nvfhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			opts->report = true;
@@ -133,6 +139,9 @@ static int parse_options(int argc, char **argv, struct options *opts)
 			break;
 		case 'j':
 			opts->json = true;
+			break;
+		case 'w':
+			opts->advise = optarg;
 			break;
 		case OPT_MIN_RSS:
 			if (parse_u64(optarg, &opts->report_min_rss_mb) ||
@@ -190,11 +199,12 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		return EXIT_USAGE;
 	}
 	if (opts->check_config + opts->report + opts->status + !!opts->replay_path +
+		    !!opts->advise +
 		    (opts->dry_run || opts->foreground || opts->record_path ||
 		     (opts->runtime_dir && !opts->status)) >
 	    1) {
-		fprintf(stderr, "numaplaced: --check-config, --report, --status, --replay and "
-				"running the daemon exclude each other\n");
+		fprintf(stderr, "numaplaced: --check-config, --report, --status, --replay, --advise "
+				"and running the daemon exclude each other\n");
 		return EXIT_USAGE;
 	}
 	if (opts->status && (opts->root || opts->config_path || opts->report_min_rss_mb != 1)) {
@@ -276,6 +286,90 @@ static int run_status(const struct options *opts)
 	return EXIT_SUCCESS;
 }
 
+/* Each node's busy share as the daemon would see it at its next tick: on
+ * the running machine over one tick_ms from now (what numad -w waits for
+ * too), under a fixture root the counters since boot, as --report shows. */
+static int advise_load(struct np_ctx *ctx, const struct np_config *cfg,
+		       const struct np_topology *topo, double *load)
+{
+	struct np_task_source *src;
+	int err = np_task_source_new(ctx, &src);
+
+	if (err)
+		return err;
+	err = np_task_source_node_load(src, topo, load);
+	if (!err && np_ctx_is_live(ctx)) {
+		struct timespec ts = {cfg->tick_ms / 1000, (long)(cfg->tick_ms % 1000) * 1000000};
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		err = np_task_source_node_load(src, topo, load);
+	}
+	np_task_source_free(src);
+	return err;
+}
+
+/* --advise: one node list on stdout, as numad -w prints it, for libvirt. */
+static int run_advise(const struct options *opts, const struct np_config *cfg)
+{
+	struct np_advise_request req;
+	struct np_advise_node *nodes = NULL;
+	struct np_topology *topo = NULL;
+	struct np_advice advice;
+	struct np_ctx *ctx = NULL;
+	double *load = NULL;
+	char text[1024];
+	int err;
+
+	if (np_advise_parse(opts->advise, &req, text, sizeof(text)) < 0) {
+		fprintf(stderr, "numaplaced: --advise '%s': %s\n", opts->advise, text);
+		return EXIT_USAGE;
+	}
+	err = np_ctx_new(opts->root, &ctx);
+	if (err) {
+		fprintf(stderr, "numaplaced: %s: %s\n", opts->root, strerror(-err));
+		return EXIT_FAILURE;
+	}
+	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
+	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
+	err = np_topology_read(ctx, &topo);
+	if (!err) {
+		load = calloc(topo->nr_nodes, sizeof(*load));
+		nodes = calloc(topo->nr_nodes, sizeof(*nodes));
+		err = load && nodes ? advise_load(ctx, cfg, topo, load) : -ENOMEM;
+	}
+	if (!err) {
+		np_advise_nodes(topo, load, cfg, nodes);
+		err = np_advise(topo, nodes, &req, &advice);
+	}
+	if (!err && opts->verbose)
+		for (unsigned i = 0; i < topo->nr_nodes; i++)
+			fprintf(stderr, "numaplaced: node %d: %.2f CPUs free, %" PRIu64
+					" MiB above headroom\n",
+				nodes[i].id, nodes[i].free_cpus, nodes[i].mem_room >> 20);
+	if (!err) {
+		np_nodeset_format_list(&advice.nodes, text, sizeof(text));
+		if (!advice.fits)
+			fprintf(stderr,
+				"numaplaced: no set of nodes has room for %u busy CPU%s and %" PRIu64
+				" MiB above headroom now: every node\n",
+				req.vcpus, req.vcpus == 1 ? "" : "s", req.mib);
+		printf("%s\n", text);
+	} else {
+		fprintf(stderr, "numaplaced: cannot observe %s: %s\n", np_ctx_root(ctx),
+			strerror(-err));
+	}
+	free(nodes);
+	free(load);
+	np_topology_free(topo);
+	np_ctx_free(ctx);
+	if (!err && fflush(stdout) != 0) {
+		fprintf(stderr, "numaplaced: writing the advice: %s\n", strerror(errno));
+		return EXIT_FAILURE;
+	}
+	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static int run_replay(const struct options *opts, const struct np_config *cfg)
 {
 	struct np_replay_result result;
@@ -333,6 +427,8 @@ int main(int argc, char **argv)
 		ret = run_report(&opts, &cfg);
 	} else if (opts.replay_path) {
 		ret = run_replay(&opts, &cfg);
+	} else if (opts.advise) {
+		ret = run_advise(&opts, &cfg);
 	} else {
 		struct np_daemon_options dopts = {
 			.root = opts.root,

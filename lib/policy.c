@@ -228,10 +228,14 @@ static uint64_t view_free(const struct view *v, int idx)
 	return free_bytes > planned ? free_bytes - planned : 0;
 }
 
-/* Free memory a node must keep after a move. */
+uint64_t np_policy_headroom(const struct np_node *node, const struct np_config *cfg)
+{
+	return node->mem_total / 100 * cfg->node_mem_headroom_percent;
+}
+
 static uint64_t headroom(const struct view *v, const struct np_config *cfg, int idx)
 {
-	return v->topo->nodes[idx].mem_total / 100 * cfg->node_mem_headroom_percent;
+	return np_policy_headroom(&v->topo->nodes[idx], cfg);
 }
 
 /* What a node can hold of this task: what it holds plus what it can take. */

@@ -172,6 +172,11 @@ struct np_policy_task {
 /* Start an empty history. */
 void np_policy_history_init(struct np_policy_history *hist);
 
+/* Free memory @node must keep after a move: node_mem_headroom_percent of
+ * its total. The one definition the policy, the planner's input and
+ * --advise share. */
+uint64_t np_policy_headroom(const struct np_node *node, const struct np_config *cfg);
+
 /* Decide for one task into @out; its next history into @next (NULL: not
  * wanted). */
 void np_policy_decide(const struct np_policy_machine *m, const struct np_config *cfg,
