@@ -29,6 +29,7 @@ struct conn {
 struct np_control {
 	struct event_base *base;
 	struct evconnlistener *listener;
+	struct event *accept_pause;
 	struct np_logger *log;
 	np_control_answer_fn answer;
 	void *data;
@@ -228,6 +229,27 @@ static void on_accept(struct evconnlistener *listener, evutil_socket_t fd,
 	bufferevent_enable(c->bev, EV_READ);
 }
 
+static void on_accept_error(struct evconnlistener *listener, void *arg)
+{
+	struct np_control *control = arg;
+	struct timeval pause = {.tv_sec = NP_CONTROL_ACCEPT_PAUSE_MS / 1000,
+				.tv_usec = NP_CONTROL_ACCEPT_PAUSE_MS % 1000 * 1000};
+	int err = EVUTIL_SOCKET_ERROR();
+
+	np_logger_log_key(control->log, "control-accept", LOG_WARNING,
+			  "%s: accepting a connection: %s; not accepting for %d ms", control->path,
+			  strerror(err), NP_CONTROL_ACCEPT_PAUSE_MS);
+	evconnlistener_disable(listener);
+	evtimer_add(control->accept_pause, &pause);
+}
+
+static void on_accept_pause_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct np_control *control = arg;
+
+	evconnlistener_enable(control->listener);
+}
+
 static int unix_socket(const char *path, struct sockaddr_un *addr)
 {
 	*addr = (struct sockaddr_un){.sun_family = AF_UNIX};
@@ -329,14 +351,21 @@ int np_control_start(struct event_base *base, const char *dir, struct np_logger 
 		free(control);
 		return fd;
 	}
+	control->accept_pause = evtimer_new(base, on_accept_pause_end, control);
 	control->listener = evconnlistener_new(base, on_accept, control,
 					       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	if (!control->listener) {
-		close(fd);
+	if (!control->listener || !control->accept_pause) {
+		if (control->listener)
+			evconnlistener_free(control->listener);
+		else
+			close(fd);
+		if (control->accept_pause)
+			event_free(control->accept_pause);
 		unlink(control->path);
 		free(control);
 		return -ENOMEM;
 	}
+	evconnlistener_set_error_cb(control->listener, on_accept_error);
 	*out = control;
 	return 0;
 }
@@ -350,6 +379,7 @@ void np_control_free(struct np_control *control)
 	while (control->conns)
 		conn_free(control->conns);
 	evconnlistener_free(control->listener);
+	event_free(control->accept_pause);
 	/* Another daemon may have taken the path over since: its socket stays. */
 	if (stat(control->path, &st) == 0 && st.st_dev == control->dev &&
 	    st.st_ino == control->ino)

@@ -18,12 +18,17 @@ struct np_logger;
  * 0600 in a 0700 directory, and each peer's credentials are checked), and
  * every connection is bounded: a request of at most
  * NP_CONTROL_REQUEST_MAX bytes, NP_CONTROL_DEADLINE_MS to be done, at most
- * NP_CONTROL_MAX_CONNECTIONS open at once.
+ * NP_CONTROL_MAX_CONNECTIONS open at once, and a pause of
+ * NP_CONTROL_ACCEPT_PAUSE_MS when accepting fails.
  */
 #define NP_CONTROL_SOCKET "control"
 #define NP_CONTROL_REQUEST_MAX 64
 #define NP_CONTROL_DEADLINE_MS 5000
 #define NP_CONTROL_MAX_CONNECTIONS 8
+/* How long the socket stops accepting after accept(2) failed (out of file
+ * descriptors, say): the listening socket stays readable, and trying again
+ * at once would spin. */
+#define NP_CONTROL_ACCEPT_PAUSE_MS 1000
 
 struct np_control_request {
 	bool json;

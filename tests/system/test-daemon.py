@@ -4,6 +4,7 @@ metrics endpoint, observed from outside as a user would."""
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -535,6 +536,46 @@ def test_status_fixture():
     check(d.stop() == 0, "stops cleanly")
 
 
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_status_accept_fails():
+    # Out of file descriptors: the connections waiting cannot be accepted,
+    # and the daemon pauses instead of trying again at once, for ever.
+    d = Daemon("status-nofile", "log_level = info\ntick_ms = 100\n", "--dry-run", "--root",
+               FIXTURE)
+    check(d.status_json() is not None, "no-file daemon answers")
+    pid = d.proc.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir(f"/proc/{pid}/fd")) + 1, hard))
+    sock = os.path.join(d.run_dir, "control")
+    held = []
+    for _ in range(3):
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(sock)
+        held.append(c)
+    time.sleep(0.3)
+    lines0 = len(re.findall(r"accept", d.text()))
+    ticks0 = cpu_ticks(pid)
+    time.sleep(2)
+    ticks = cpu_ticks(pid) - ticks0
+    lines = len(re.findall(r"accept", d.text())) - lines0
+    # One line a pause, about one a second, where trying again at once
+    # would log (and spin) thousands of times.
+    check(lines <= 5 and ticks < 50,
+          f"accept(2) failing: {lines} log lines about it and {ticks} CPU ticks in 2 s")
+    check(re.search(r"accepting a connection: Too many open files; not accepting for 1000 ms",
+                    d.text()) is not None, "accept(2) failing: logged with the pause")
+    for c in held:
+        c.close()
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    check(wait_for(lambda: d.status().returncode == 0, 5), "answers again after the pause")
+    check(d.stop() == 0, "no-file daemon stops cleanly")
+
+
 def test_status_before_first_cycle():
     d = Daemon("status-early", "log_level = info\ntick_ms = 10000\nscan_period_min_ms = 10000\n",
                "--dry-run", "--root", FIXTURE)
@@ -575,7 +616,7 @@ def test_status_live():
 for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
-             test_status_before_first_cycle, test_status_live):
+             test_status_before_first_cycle, test_status_accept_fails, test_status_live):
     try:
         test()
     except Exception as e:  # a broken test is a failed test
