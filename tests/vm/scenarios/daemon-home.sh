@@ -5,7 +5,8 @@
 # the user pins one thread of the first hog; at SIGTERM the daemon gives
 # every mask it set back, and leaves that thread's mask alone. Last, a
 # daemon killed with SIGKILL leaves its masks file, and the next start gives
-# the masks back.
+# the masks back. While both are homed, --status --json says so: each hog's
+# home, and for the one that went to node 1, the MiB moved there and why.
 . /np/scenarios/daemon-lib.sh
 
 np_numa_balancing 0
@@ -62,6 +63,12 @@ start_and_wait() {
 start_and_wait </dev/null
 moved=$(np_metric_moved_mib 0 1)
 echo "daemon-home: both hogs 90% local after $local_ms ms, homes $home_a and $home_b, $moved MiB moved"
+# What the daemon says it did: checked on the host (daemon-home.check.py).
+numaplaced --status --json >/tmp/status.json 2>/tmp/status.err ||
+	np_fail "--status --json: exit $?: $(cat /tmp/status.err)"
+echo "$hog_a $home_a $hog_b $home_b" >/tmp/homes
+np_emit status.json /tmp/status.json
+np_emit homes /tmp/homes
 
 # The user pins one thread of hog a meanwhile: that mask is theirs.
 tid=$(ls "/proc/$hog_a/task" | sed -n 2p)
