@@ -8,13 +8,16 @@ libjson-c-dev libinih-dev libsystemd-dev"
 # Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, and the
 # QEMU guest (tests/vm).
 VM_PKGS="python3 numactl qemu-system-x86 busybox-static cpio"
-TEST_PKGS="clang systemd util-linux $VM_PKGS"
+# The Debian package (tests/packaging): its build and its checks.
+DEB_PKGS="dpkg-dev debhelper fakeroot lintian init-system-helpers"
+TEST_PKGS="clang systemd util-linux $VM_PKGS $DEB_PKGS"
 
 case "${1:-all}" in
 build) pkgs=$BUILD_PKGS ;;
 all) pkgs="$BUILD_PKGS $TEST_PKGS" ;;
 vm) pkgs=$VM_PKGS ;;
-*) echo "usage: $0 [build|all|vm]" >&2; exit 2 ;;
+deb) pkgs="$BUILD_PKGS $DEB_PKGS" ;;
+*) echo "usage: $0 [build|all|vm|deb]" >&2; exit 2 ;;
 esac
 
 missing=""
