@@ -4,7 +4,7 @@
 set -eu
 
 BUILD_PKGS="gcc meson ninja-build pkg-config libnuma-dev libproc2-dev libevent-dev \
-libjson-c-dev libinih-dev libsystemd-dev"
+libjson-c-dev libinih-dev libsystemd-dev xz-utils"
 # Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, and the
 # QEMU guest (tests/vm).
 VM_PKGS="python3 numactl qemu-system-x86 busybox-static cpio"

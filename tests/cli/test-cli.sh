@@ -4,6 +4,7 @@
 set -u
 bin=$1
 fixtures=$2
+kernel_trace=$3
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -46,6 +47,8 @@ printf 'min_rss_mb = 0\nmin_cpu_percent = 0\n' >"$tmp/delay1000.conf"
 printf 'min_rss_mb = 0\nmin_cpu_percent = 0\nscan_delay_ms = 0\n' >"$tmp/delay0.conf"
 expect 0 "^short_lived_tasks_read 0$" --replay "$traces/kbuild.trace" -c "$tmp/delay1000.conf"
 expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/kbuild.trace" -c "$tmp/delay0.conf"
+expect 0 "^short_lived_tasks_read 0$" --replay "$kernel_trace" -c "$tmp/delay1000.conf"
+expect 0 "^short_lived_tasks_read [1-9]" --replay "$kernel_trace" -c "$tmp/delay0.conf"
 expect 0 "^short_lived_tasks_read 0$" --replay "$traces/hackbench.trace" -c "$tmp/delay1000.conf"
 expect 0 "^short_lived_tasks_read [1-9]" --replay "$traces/hackbench.trace" -c "$tmp/delay0.conf"
 printf 'exclude_cgroup = /system.slice\n' >"$tmp/cgroup.conf"

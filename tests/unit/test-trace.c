@@ -426,15 +426,13 @@ static void print_result(const char *name, const char *what, const struct np_rep
  * delay most are. Size and CPU filters are off to show the delay alone;
  * with every default the reads shrink further.
  */
-static void test_replay_recorded(const char *name)
+static void test_replay_recorded(const char *name, const char *path)
 {
 	struct np_config cfg = test_config();
 	struct np_replay_result r;
 	struct np_trace *trace;
-	char path[4096], *err = NULL;
-	const char *root = getenv("NP_SOURCE_ROOT");
+	char *err = NULL;
 
-	snprintf(path, sizeof(path), "%s/tests/traces/%s.trace", root ? root : ".", name);
 	CHECK_INT(np_trace_load(path, &trace, &err), 0);
 	if (err) {
 		fprintf(stderr, "%s\n", err);
@@ -464,7 +462,19 @@ static void test_replay_recorded(const char *name)
 	np_trace_free(trace);
 }
 
-int main(void)
+/* A trace of this source tree's tests/traces. */
+static void test_replay_shipped(const char *name)
+{
+	char path[4096];
+	const char *root = getenv("NP_SOURCE_ROOT");
+
+	snprintf(path, sizeof(path), "%s/tests/traces/%s.trace", root ? root : ".", name);
+	test_replay_recorded(name, path);
+}
+
+/* Arguments: more traces to replay the same way (the build directory holds
+ * the ones shipped compressed). */
+int main(int argc, char **argv)
 {
 	test_round_trip();
 	test_parse_errors();
@@ -472,7 +482,9 @@ int main(void)
 	test_load_missing();
 	test_replay_handmade();
 	test_replay_filter();
-	test_replay_recorded("kbuild");
-	test_replay_recorded("hackbench");
+	test_replay_shipped("kbuild");
+	test_replay_shipped("hackbench");
+	for (int i = 1; i < argc; i++)
+		test_replay_recorded(argv[i], argv[i]);
 	return check_done();
 }
