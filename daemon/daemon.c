@@ -550,7 +550,7 @@ static void teardown(struct daemon *d)
 		stop_pipe[i] = -1;
 	}
 	/* The logger's timer lives on the base: the logger goes first. */
-	np_logger_route_libnuma(NULL);
+	np_logger_route_libraries(NULL);
 	np_logger_free(d->log);
 	d->log = NULL;
 	if (d->base)
@@ -626,7 +626,7 @@ int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 		return EXIT_FAILURE;
 	}
 	np_logger_set_priority(d.log, opts->verbose ? LOG_DEBUG : d.cfg.log_level);
-	np_logger_route_libnuma(d.log);
+	np_logger_route_libraries(d.log);
 	if (!opts->foreground) {
 		ready_fd = detach();
 		if (ready_fd < 0)

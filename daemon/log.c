@@ -337,7 +337,8 @@ unsigned np_logger_flush(struct np_logger *log, bool all)
 	return written;
 }
 
-static struct np_logger *libnuma_logger;
+/* libnuma and libevent take a log function with no data pointer. */
+static struct np_logger *library_logger;
 
 void np_logger_free(struct np_logger *log)
 {
@@ -348,14 +349,36 @@ void np_logger_free(struct np_logger *log)
 		event_free(log->flush_timer);
 	for (struct np_log_slot *s = log->slots; s < log->slots + NP_LOG_SLOTS; s++)
 		free(s->key);
-	if (libnuma_logger == log)
-		libnuma_logger = NULL;
+	if (library_logger == log)
+		library_logger = NULL;
 	free(log);
 }
 
-void np_logger_route_libnuma(struct np_logger *log)
+/* libevent's own warnings (an accept(2) that failed, a bad fd): one key for
+ * all of them, since libevent repeats the same one as often as its loop
+ * turns. */
+static void libevent_log(int severity, const char *msg)
 {
-	libnuma_logger = log;
+	static const int priorities[] = {
+	    [EVENT_LOG_DEBUG] = LOG_DEBUG,
+	    [EVENT_LOG_MSG] = LOG_INFO,
+	    [EVENT_LOG_WARN] = LOG_WARNING,
+	    [EVENT_LOG_ERR] = LOG_ERR,
+	};
+	int priority = severity >= EVENT_LOG_DEBUG && severity <= EVENT_LOG_ERR
+			   ? priorities[severity]
+			   : LOG_ERR;
+
+	if (library_logger)
+		np_logger_log_key(library_logger, "libevent", priority, "libevent: %s", msg);
+	else
+		fprintf(stderr, "libevent: %s\n", msg);
+}
+
+void np_logger_route_libraries(struct np_logger *log)
+{
+	library_logger = log;
+	event_set_log_callback(log ? libevent_log : NULL);
 }
 
 /* libnuma declares these weak and calls them on failures inside its own
@@ -369,8 +392,8 @@ void numa_warn(int num, char *fmt, ...)
 	va_start(args, fmt);
 	vsnprintf(text, sizeof(text), fmt, args);
 	va_end(args);
-	if (libnuma_logger)
-		np_logger_log_key(libnuma_logger, fmt, LOG_WARNING, "libnuma: %s", text);
+	if (library_logger)
+		np_logger_log_key(library_logger, fmt, LOG_WARNING, "libnuma: %s", text);
 	else
 		fprintf(stderr, "libnuma: warning: %s\n", text);
 }
@@ -379,8 +402,8 @@ void numa_error(char *where)
 {
 	int err = errno;
 
-	if (libnuma_logger)
-		np_logger_log_key(libnuma_logger, where, LOG_ERR, "libnuma: %s: %s", where,
+	if (library_logger)
+		np_logger_log_key(library_logger, where, LOG_ERR, "libnuma: %s: %s", where,
 				  strerror(err));
 	else
 		fprintf(stderr, "libnuma: %s: %s\n", where, strerror(err));

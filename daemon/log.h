@@ -81,9 +81,11 @@ unsigned np_logger_flush(struct np_logger *log, bool all);
  * -ENOMEM. */
 int np_logger_attach(struct np_logger *log, struct event_base *base);
 
-/* Send libnuma's numa_warn() and numa_error() messages to @log (NULL: back
- * to stderr). libnuma offers no data pointer, so this one is process-wide. */
-void np_logger_route_libnuma(struct np_logger *log);
+/* Send libnuma's numa_warn() and numa_error() messages and libevent's own
+ * log (event_set_log_callback) to @log, rate-limited like the program's (NULL:
+ * back to stderr). Neither library offers a data pointer, so this is
+ * process-wide. */
+void np_logger_route_libraries(struct np_logger *log);
 
 /* True when @journal_stream (the JOURNAL_STREAM value, "dev:ino") names the
  * file open on @fd: systemd connected the stream to journald. */

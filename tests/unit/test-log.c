@@ -279,11 +279,46 @@ static void test_library_callback(void)
 	np_ctx_free(ctx);
 
 	/* libnuma's own warnings, routed while a logger is set. */
-	np_logger_route_libnuma(log);
+	np_logger_route_libraries(log);
 	numa_warn(0, "cannot parse %s\n", "distance");
 	CHECK_STR(last_line(contents(f)), "<4>libnuma: cannot parse distance");
 	np_logger_free(log);
 	fclose(f);
+}
+
+/* libevent's own warnings come through the logger, rate-limited: a loop that
+ * repeats one (an accept(2) that keeps failing) writes a few lines and a
+ * summary, not one line per turn. */
+static void test_libevent_routed(void)
+{
+	struct fake_clock clock = {0};
+	struct event_base *base = event_base_new();
+	struct np_logger *log;
+	int fds[2];
+	FILE *f;
+
+	CHECK(base != NULL);
+	CHECK_INT(pipe(fds), 0);
+	close(fds[1]);
+	close(fds[0]);
+	log = new_logger(&f, NP_LOG_FORMAT_JOURNAL, &clock);
+	np_logger_route_libraries(log);
+	/* epoll_ctl fails on a closed fd, and libevent warns each time. */
+	for (int i = 0; i < 100; i++) {
+		struct event *ev = event_new(base, fds[0], EV_READ, NULL, NULL);
+
+		CHECK(ev != NULL);
+		CHECK(event_add(ev, NULL) < 0);
+		event_free(ev);
+	}
+	np_logger_flush(log, true);
+	CHECK_INT(count_lines(contents(f)), NP_LOG_DEFAULT_BURST + 1);
+	CHECK(strncmp(contents(f), "<4>libevent: Epoll ADD", 22) == 0);
+	CHECK(strstr(last_line(contents(f)), "... 90 similar messages suppressed") != NULL);
+	np_logger_route_libraries(NULL);
+	np_logger_free(log);
+	fclose(f);
+	event_base_free(base);
 }
 
 static void test_journal_detection(void)
@@ -332,6 +367,7 @@ int main(void)
 	test_flush_timer();
 	test_ratelimit_off();
 	test_library_callback();
+	test_libevent_routed();
 	test_journal_detection();
 	return check_done();
 }
