@@ -286,7 +286,7 @@ static int start_metrics(struct daemon *d, const struct np_listen_addr *addr,
 			 struct np_metrics **out)
 {
 	char text[NP_LISTEN_ADDR_STRLEN];
-	int err = np_metrics_start(d->base, addr, render_metrics, d, out);
+	int err = np_metrics_start(d->base, addr, render_metrics, d, d->log, out);
 
 	if (err)
 		np_logger_log(d->log, LOG_ERR, "metrics_listen %s: %s",

@@ -39,7 +39,7 @@ def wait_for(pred, timeout=10.0, step=0.05):
 
 
 class Daemon:
-    def __init__(self, name, conf, *args):
+    def __init__(self, name, conf, *args, preexec_fn=None):
         self.conf = os.path.join(tmp, name + ".conf")
         self.log = os.path.join(tmp, name + ".log")
         with open(self.conf, "w") as f:
@@ -50,7 +50,8 @@ class Daemon:
         self.run_dir = os.path.join(tmp, name + ".run")
         run_dir = ["--runtime-dir", self.run_dir]
         self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *run_dir, *args],
-                                     stdout=subprocess.DEVNULL, stderr=self.logf)
+                                     stdout=subprocess.DEVNULL, stderr=self.logf,
+                                     preexec_fn=preexec_fn)
         self.port = None
 
     def status(self, *args):
@@ -613,10 +614,137 @@ def test_status_live():
     hog.wait()
 
 
+def cpu_seconds(pid):
+    """utime + stime of @pid, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_scrape(port, timeout=5.0):
+    """(seconds, status line) of one GET /metrics; the status is None when
+    nothing came back in @timeout."""
+    t0 = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            data = b""
+            while b"\r\n\r\n" not in data and (chunk := s.recv(65536)):
+                data += chunk
+    except OSError:
+        data = b""
+    status = data.decode(errors="replace").split("\r\n", 1)[0] if data else None
+    return time.monotonic() - t0, status
+
+
+def test_metrics_hostile_clients():
+    # 200 clients that never finish a request, against a daemon allowed 64
+    # open files: 100 send one byte of a header a second, 100 connect and
+    # hold. A client whose connection is closed connects again at its next
+    # second, as a hostile one would.
+    import resource
+    import selectors
+
+    def low_nofile():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 512:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 1024), hard))
+    d = Daemon("hostile", BASE + "tick_ms = 100\n", preexec_fn=low_nofile)
+    m = d.wait_log(r"metrics on port (\d+)")
+    check(m is not None, "hostile clients: the daemon starts with metrics")
+    if m is None:
+        d.stop()
+        return
+    port = int(m.group(1))
+    lines_before = len(d.text().splitlines())
+    cpu_before = cpu_seconds(d.proc.pid)
+    sel = selectors.DefaultSelector()
+    clients = [None] * 200  # socket, or None while it waits to reconnect
+    connects = 0
+
+    def connect(i):
+        nonlocal connects
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        except OSError:
+            s.close()
+            return
+        connects += 1
+        clients[i] = s
+        sel.register(s, selectors.EVENT_READ, i)
+
+    def drop(i):
+        sel.unregister(clients[i])
+        clients[i].close()
+        clients[i] = None
+
+    latencies, statuses = [], []
+    t0 = time.monotonic()
+    next_second = t0
+    next_scrape = t0 + 0.5
+    duration = 15.0
+    while time.monotonic() < t0 + duration:
+        now = time.monotonic()
+        if now >= next_second:
+            next_second += 1.0
+            for i in range(len(clients)):
+                if clients[i] is None:
+                    connect(i)
+                elif i % 2 == 0:
+                    try:
+                        clients[i].send(b"X")
+                    except OSError:
+                        drop(i)
+        if now >= next_scrape:
+            next_scrape += 0.5
+            took, status = timed_scrape(port)
+            latencies.append(took)
+            statuses.append(status)
+            continue
+        for key, _ in sel.select(min(next_second, next_scrape) - now):
+            i = key.data
+            try:
+                if clients[i] is not None and not clients[i].recv(4096):
+                    drop(i)
+            except OSError:
+                drop(i)
+    cpu = cpu_seconds(d.proc.pid) - cpu_before
+    wall = time.monotonic() - t0
+    for i in range(len(clients)):
+        if clients[i] is not None:
+            drop(i)
+    sel.close()
+    text = d.text()
+    lines = text.splitlines()[lines_before:]
+    ok = [t for t, s in zip(latencies, statuses) if s and " 200 " in s]
+    worst = max(latencies) if latencies else 0.0
+    print(f"     {len(latencies)} scrapes, {len(ok)} answered 200, worst {worst * 1000:.0f} ms; "
+          f"daemon CPU {cpu:.2f} s in {wall:.1f} s ({100 * cpu / wall:.1f}% of a core); "
+          f"{len(lines)} log lines; {connects} hostile connects", flush=True)
+    check(latencies and len(ok) == len(latencies) and worst < 1.0,
+          f"hostile clients: every GET /metrics answers 200 within 1 s "
+          f"({len(ok)}/{len(latencies)}, worst {worst * 1000:.0f} ms)")
+    check(cpu / wall < 0.20, f"hostile clients: daemon CPU {100 * cpu / wall:.1f}% of a core (< 20%)")
+    check(len(lines) <= 20, f"hostile clients: {len(lines)} log lines (<= 20): {lines[:3]}")
+    check("placement cycle failed" not in text, "hostile clients: no placement cycle failed")
+    check(d.proc.poll() is None, "hostile clients: the daemon still runs")
+    took, status = timed_scrape(port)
+    check(status is not None and " 200 " in status and took < 1.0,
+          f"hostile clients gone: GET /metrics answers ({status}, {took * 1000:.0f} ms)")
+    check(d.stop() == 0, "hostile clients: the daemon stops cleanly")
+
+
 for test in (test_sigterm_and_metrics, test_sighup, test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
-             test_status_before_first_cycle, test_status_accept_fails, test_status_live):
+             test_status_before_first_cycle, test_status_accept_fails, test_status_live,
+             test_metrics_hostile_clients):
     try:
         test()
     except Exception as e:  # a broken test is a failed test

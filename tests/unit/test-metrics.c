@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
+#include "log.h"
 #include "metrics.h"
 
 #include <arpa/inet.h>
@@ -8,6 +9,8 @@
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,14 +93,87 @@ fail:
 	return -1;
 }
 
-/* Start the endpoint on @spec, parsed as the config parses it. */
-static int start(struct event_base *base, const char *spec, struct renderer *r,
-		 struct np_metrics **out)
+/* Start the endpoint on @spec, parsed as the config parses it, logging to
+ * @log (NULL: nowhere). */
+static int start_logged(struct event_base *base, const char *spec, struct renderer *r,
+			struct np_logger *log, struct np_metrics **out)
 {
 	struct np_listen_addr addr;
 	int err = np_listen_addr_parse(spec, &addr);
 
-	return err ? err : np_metrics_start(base, &addr, render, r, out);
+	return err ? err : np_metrics_start(base, &addr, render, r, log, out);
+}
+
+static int start(struct event_base *base, const char *spec, struct renderer *r,
+		 struct np_metrics **out)
+{
+	return start_logged(base, spec, r, NULL, out);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Run the loop for @ms. */
+static void run_for(struct event_base *base, unsigned ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+/* A client connected to @port that has sent nothing. */
+static int connect_client(uint16_t port)
+{
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* True when the server closed @fd's connection (what it sent before is left
+ * unread). */
+static bool peer_closed(int fd)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Everything @log wrote to @f so far. */
+static const char *log_text(FILE *f)
+{
+	static char buf[16384];
+	size_t n;
+
+	fflush(f);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fseek(f, 0, SEEK_END);
+	return buf;
+}
+
+static unsigned count_of(const char *text, const char *what)
+{
+	unsigned n = 0;
+
+	for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
 }
 
 static void test_serve(void)
@@ -112,7 +188,7 @@ static void test_serve(void)
 	uint16_t port;
 
 	CHECK(base != NULL);
-	CHECK_INT(np_metrics_start(base, &none, render, &r, &metrics), -EINVAL);
+	CHECK_INT(np_metrics_start(base, &none, render, &r, NULL, &metrics), -EINVAL);
 	CHECK(metrics == NULL);
 	CHECK_INT(start(base, "127.0.0.1:0", &r, &metrics), 0);
 	CHECK(metrics != NULL);
@@ -207,9 +283,203 @@ static void test_v4_mapped(void)
 	event_base_free(base);
 }
 
+/* A client that sends a byte every 50 ms is cut off at the deadline, which
+ * counts from the connect: the bytes do not push it back. */
+static void test_deadline(void)
+{
+	struct event_base *base = event_base_new();
+	struct renderer r = {0};
+	struct np_metrics *metrics = NULL;
+	const char *slow = "GET /metrics HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	double t0, closed_after = -1;
+	int fd;
+
+	CHECK_INT(start(base, "127.0.0.1:0", &r, &metrics), 0);
+	if (!metrics)
+		return;
+	np_metrics_set_limits(metrics, 0, 300, 0);
+	fd = connect_client(np_metrics_port(metrics));
+	CHECK(fd >= 0);
+	t0 = now_ms();
+	for (size_t i = 0; i < strlen(slow) && closed_after < 0; i++) {
+		if (send(fd, slow + i, 1, MSG_NOSIGNAL) != 1 || peer_closed(fd))
+			closed_after = now_ms() - t0;
+		run_for(base, 50);
+	}
+	printf("a client sending a byte every 50 ms: closed after %.0f ms (deadline 300 ms)\n",
+	       closed_after);
+	CHECK(closed_after >= 250 && closed_after < 1000);
+	CHECK_INT(np_metrics_connections(metrics), 0);
+	CHECK_INT(r.calls, 0);
+	close(fd);
+	np_metrics_free(metrics);
+	event_base_free(base);
+}
+
+/* A head longer than NP_METRICS_MAX_REQUEST gets 431 and the connection
+ * closes; a request line that is no HTTP gets 400 at once. */
+static void test_request_size(void)
+{
+	struct event_base *base = event_base_new();
+	struct renderer r = {0};
+	struct np_metrics *metrics = NULL;
+	struct response resp;
+	static char big[NP_METRICS_MAX_REQUEST + 2048];
+	size_t off;
+
+	CHECK_INT(start(base, "127.0.0.1:0", &r, &metrics), 0);
+	if (!metrics)
+		return;
+	off = (size_t)snprintf(big, sizeof(big), "GET /metrics HTTP/1.1\r\nX-Big: ");
+	memset(big + off, 'a', sizeof(big) - off - 1);
+	CHECK_INT(fetch(base, np_metrics_port(metrics), big, &resp), 0);
+	CHECK_STR(resp.status, "HTTP/1.1 431 Request Header Fields Too Large");
+	CHECK_INT(fetch(base, np_metrics_port(metrics), "\x16\x03\x01 hello\r\n", &resp), 0);
+	CHECK_STR(resp.status, "HTTP/1.1 400 Bad Request");
+	CHECK_INT(r.calls, 0);
+	np_metrics_free(metrics);
+	event_base_free(base);
+}
+
+/* With every connection taken, a new one pushes out the oldest that has not
+ * sent a whole request; a scraper still gets its answer. */
+static void test_connection_cap(void)
+{
+	struct event_base *base = event_base_new();
+	struct renderer r = {0};
+	struct np_metrics *metrics = NULL;
+	struct response resp;
+	struct np_logger *log = NULL;
+	FILE *logf = tmpfile();
+	int idle[5];
+	uint16_t port;
+
+	CHECK(logf != NULL);
+	CHECK_INT(np_logger_new(logf, NP_LOG_FORMAT_JOURNAL, &log), 0);
+	CHECK_INT(start_logged(base, "127.0.0.1:0", &r, log, &metrics), 0);
+	if (!metrics)
+		return;
+	np_metrics_set_limits(metrics, 4, 0, 0);
+	port = np_metrics_port(metrics);
+	for (int i = 0; i < 4; i++) {
+		idle[i] = connect_client(port);
+		CHECK(idle[i] >= 0);
+		run_for(base, 20);
+	}
+	CHECK_INT(np_metrics_connections(metrics), 4);
+	for (int i = 0; i < 4; i++)
+		CHECK(!peer_closed(idle[i]));
+	CHECK_STR(log_text(logf), "");
+
+	idle[4] = connect_client(port);
+	run_for(base, 20);
+	CHECK_INT(np_metrics_connections(metrics), 4);
+	CHECK(peer_closed(idle[0]));
+	for (int i = 1; i < 5; i++)
+		CHECK(!peer_closed(idle[i]));
+
+	/* The scraper pushes out the next oldest, and is answered. */
+	CHECK_INT(fetch(base, port, "GET /metrics HTTP/1.0\r\n\r\n", &resp), 0);
+	CHECK_STR(resp.status, "HTTP/1.0 200 OK");
+	CHECK(peer_closed(idle[1]));
+	for (int i = 2; i < 5; i++)
+		CHECK(!peer_closed(idle[i]));
+	/* Said once while the endpoint stays full, not once per connection. */
+	CHECK_INT(count_of(log_text(logf), "4 connections open, the most allowed"), 1);
+	CHECK_INT(count_of(log_text(logf), "\n"), 1);
+	printf("log: %s", log_text(logf));
+
+	for (int i = 0; i < 5; i++)
+		close(idle[i]);
+	run_for(base, 20);
+	CHECK_INT(np_metrics_connections(metrics), 0);
+	np_metrics_free(metrics);
+	np_logger_free(log);
+	fclose(logf);
+	event_base_free(base);
+}
+
+static double cpu_time_ms(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+}
+
+/* Out of file descriptors, the endpoint stops accepting for a while instead
+ * of retrying accept(2) on every turn of the loop, and serves the waiting
+ * client once descriptors are free again. */
+static void test_accept_pause(void)
+{
+	struct event_base *base = event_base_new();
+	struct renderer r = {0};
+	struct np_metrics *metrics = NULL;
+	struct np_logger *log = NULL;
+	FILE *logf = tmpfile();
+	struct rlimit saved, low;
+	struct rusage before, after;
+	int client, fillers[4096], nr_fillers = 0, spare;
+	const char *get = "GET /metrics HTTP/1.0\r\n\r\n";
+	char reply[256] = "";
+	double cpu_ms;
+	ssize_t n;
+
+	CHECK(logf != NULL);
+	CHECK_INT(np_logger_new(logf, NP_LOG_FORMAT_JOURNAL, &log), 0);
+	CHECK_INT(start_logged(base, "127.0.0.1:0", &r, log, &metrics), 0);
+	if (!metrics)
+		return;
+	np_metrics_set_limits(metrics, 0, 0, 200);
+	client = connect_client(np_metrics_port(metrics));
+	CHECK(client >= 0);
+	CHECK(send(client, get, strlen(get), 0) == (ssize_t)strlen(get));
+
+	/* Use up every descriptor the limit allows. */
+	CHECK_INT(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	spare = dup(0);
+	low = saved;
+	low.rlim_cur = (rlim_t)spare + 64;
+	close(spare);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nr_fillers < (int)(sizeof(fillers) / sizeof(fillers[0])) &&
+	       (fillers[nr_fillers] = dup(0)) >= 0)
+		nr_fillers++;
+	CHECK(errno == EMFILE);
+
+	getrusage(RUSAGE_SELF, &before);
+	run_for(base, 500);
+	getrusage(RUSAGE_SELF, &after);
+	cpu_ms = cpu_time_ms(&after) - cpu_time_ms(&before);
+	printf("500 ms out of descriptors: %.1f ms of CPU, %u accept failures logged\n", cpu_ms,
+	       count_of(log_text(logf), "cannot accept a connection"));
+	/* One try per 200 ms pause: 2 or 3 in 500 ms, not one per turn. */
+	CHECK(count_of(log_text(logf), "cannot accept a connection: Too many open files; "
+				       "not accepting for 200 ms") >= 2);
+	CHECK(count_of(log_text(logf), "cannot accept a connection") <= 3);
+	CHECK(count_of(log_text(logf), "suppressed") == 0);
+	CHECK(cpu_ms < 100);
+	CHECK_INT(r.calls, 0);
+
+	while (nr_fillers > 0)
+		close(fillers[--nr_fillers]);
+	CHECK_INT(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	run_for(base, 300);
+	n = recv(client, reply, sizeof(reply) - 1, MSG_DONTWAIT);
+	CHECK(n > 0 && strncmp(reply, "HTTP/1.0 200 OK\r\n", 17) == 0);
+	CHECK_INT(r.calls, 1);
+	close(client);
+	np_metrics_free(metrics);
+	np_logger_free(log);
+	fclose(logf);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	test_serve();
 	test_v4_mapped();
+	test_deadline();
+	test_request_size();
+	test_connection_cap();
+	test_accept_pause();
 	return check_done();
 }
