@@ -140,6 +140,11 @@ def check_unit(text, binary, max_exposure, groups, verbose):
     failures.check(first("WatchdogSec") not in ("", "0", "infinity"), "WatchdogSec= is not set")
     failures.check(re.fullmatch(r"/bin/kill -HUP \$MAINPID", first("ExecReload")) is not None,
                    "ExecReload= does not send SIGHUP to $MAINPID")
+    # The open-file limit the daemon's budget is written for (the unit's
+    # comment): set, finite, and leaving room for a pidfd per tracked task.
+    nofile = re.fullmatch(r"(\d+)(?::(\d+))?", first("LimitNOFILE"))
+    failures.check(nofile is not None and int(nofile.group(1)) >= 4096,
+                   "LimitNOFILE= is not a limit of at least 4096 (%r)" % first("LimitNOFILE"))
     caps = set(" ".join(settings.get("CapabilityBoundingSet", [])).split())
     failures.check(caps == CAPABILITIES,
                    "CapabilityBoundingSet= is %s, expected %s" % (sorted(caps), sorted(CAPABILITIES)))
@@ -198,6 +203,8 @@ MUTATIONS = [
     ("adds ProcSubset=pid", "\n[Service]\n", "\n[Service]\nProcSubset=pid\n"),
     ("forks", "\nType=notify\n", "\nType=forking\n"),
     ("misspells a key", "\nProtectHome=yes\n", "\nProtectHomes=yes\n"),
+    ("drops LimitNOFILE", "\nLimitNOFILE=65536\n", "\n"),
+    ("has a small LimitNOFILE", "\nLimitNOFILE=65536\n", "\nLimitNOFILE=64\n"),
     ("drops RuntimeDirectoryPreserve", "\nRuntimeDirectoryPreserve=restart\n", "\n"),
     ("moves the runtime directory", "\nRuntimeDirectory=numaplaced\n",
      "\nRuntimeDirectory=numaplace\n"),
