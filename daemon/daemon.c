@@ -173,7 +173,7 @@ static int open_runtime_dir(struct daemon *d)
 	err = np_maskfile_load(d->runtime_fd, MASKS_FILE, &v, &n, &bad_line);
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "%s/%s:%u: %s; set aside as %s.bad",
-			      d->opts->runtime_dir, MASKS_FILE, bad_line, strerror(-err),
+			      d->opts->runtime_dir, MASKS_FILE, bad_line, np_file_strerror(err),
 			      MASKS_FILE);
 		renameat(d->runtime_fd, MASKS_FILE, d->runtime_fd, MASKS_FILE ".bad");
 		return 0;

@@ -775,7 +775,7 @@ int np_config_parse(const char *name, const char *buf, size_t len, struct np_con
 static int add_file_error(struct np_config_errors *errs, const char *path, int err)
 {
 	char **bigger = realloc(errs->msg, (errs->n + 1) * sizeof(*errs->msg));
-	const char *why = err == -EFBIG ? "file is larger than 1 MiB" : strerror(-err);
+	const char *why = err == -EFBIG ? "file is larger than 1 MiB" : np_file_strerror(err);
 
 	if (!bigger)
 		return -ENOMEM;
@@ -792,9 +792,11 @@ int np_config_load(const char *path, struct np_config *cfg, struct np_config_err
 	size_t len;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO as the file would block here forever (and -n never answer):
+	 * refused instead. */
+	fd = np_open_regular(path);
 	if (fd < 0)
-		return add_file_error(errs, path, -errno);
+		return add_file_error(errs, path, fd);
 	err = np_read_fd(fd, CONFIG_MAX_BYTES, &buf, &len);
 	close(fd);
 	if (err < 0)

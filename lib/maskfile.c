@@ -325,7 +325,6 @@ int np_maskfile_save(int dirfd, const char *name, const struct np_saved_mask *v,
 int np_maskfile_load(int dirfd, const char *name, struct np_saved_mask **out, size_t *n,
 		     unsigned *bad_line)
 {
-	struct stat st;
 	char *text;
 	size_t len;
 	int fd, err;
@@ -339,15 +338,8 @@ int np_maskfile_load(int dirfd, const char *name, struct np_saved_mask **out, si
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0)
-		err = -errno;
-	else if (S_ISDIR(st.st_mode))
-		err = -EISDIR;
-	else if (!S_ISREG(st.st_mode))
-		err = -EBADFD;
-	else if (st.st_size > NP_MASKFILE_SIZE_MAX)
-		err = -EFBIG;
-	else
+	err = np_fd_check_regular(fd);
+	if (!err)
 		err = np_read_fd(fd, NP_MASKFILE_SIZE_MAX, &text, &len);
 	close(fd);
 	if (err)

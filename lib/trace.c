@@ -371,12 +371,12 @@ int np_trace_load(const char *path, struct np_trace **out, char **err)
 	*err = NULL;
 	/* A file the user named, relative to the working directory: not a
 	 * /proc or /sys path, so not under the context's root. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ret = fd < 0 ? -errno : np_read_fd(fd, MAX_TRACE_BYTES, &buf, &len);
+	fd = np_open_regular(path);
+	ret = fd < 0 ? fd : np_read_fd(fd, MAX_TRACE_BYTES, &buf, &len);
 	if (fd >= 0)
 		close(fd);
 	if (ret) {
-		if (asprintf(err, "%s: %s", path, strerror(-ret)) < 0)
+		if (asprintf(err, "%s: %s", path, np_file_strerror(ret)) < 0)
 			*err = NULL;
 		return ret;
 	}

@@ -10,10 +10,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # expect STATUS PATTERN ARGS...: exit status and a pattern in stderr+stdout.
+# A run that hangs (a FIFO waited on) is killed and fails.
 expect() {
 	want=$1 pattern=$2
 	shift 2
-	"$bin" "$@" >"$tmp/out" 2>&1
+	timeout 30 "$bin" "$@" >"$tmp/out" 2>&1
 	got=$?
 	if [ "$got" != "$want" ] || ! grep -q -- "$pattern" "$tmp/out"; then
 		echo "FAIL: numaplaced $*: exit $got (want $want), output:"
@@ -36,6 +37,16 @@ printf 'scan_delay_ms = soon\n' >"$tmp/bad.conf"
 expect 1 "bad.conf:1:" -n -c "$tmp/bad.conf"
 printf 'scan_delay_ms = 500\n' >"$tmp/good.conf"
 expect 0 "scan_delay_ms = 500" -n -v -c "$tmp/good.conf"
+# The configuration may be a link (as in /etc), but it ends in a regular
+# file: a FIFO is refused, not waited on, and so is a directory.
+ln -s good.conf "$tmp/link.conf"
+expect 0 "scan_delay_ms = 500" -n -v -c "$tmp/link.conf"
+mkfifo "$tmp/fifo.conf"
+expect 1 "fifo.conf: not a regular file" -n -c "$tmp/fifo.conf"
+expect 1 "fifo.conf: not a regular file" --report --root "$fixtures/host" -c "$tmp/fifo.conf"
+expect 1 "$tmp: Is a directory" -n -c "$tmp"
+mkfifo "$tmp/fifo.trace"
+expect 1 "fifo.trace: not a regular file" --replay "$tmp/fifo.trace"
 chmod 000 "$tmp/good.conf"
 if [ "$(id -u)" != 0 ]; then
 	expect 1 "good.conf" -n -c "$tmp/good.conf"
