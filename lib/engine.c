@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "actuate.h"
 #include "filter.h"
@@ -462,19 +463,19 @@ static uint64_t object_key(uint64_t dev, uint64_t inode)
 	return k ^ (k >> 29);
 }
 
-/* The objects behind the task's shared VMAs with dirty pages, from
- * /proc/PID/maps (which walks no page tables): only those it maps
- * writable count. A read that fails leaves it with none. */
-static int read_share_keys(struct np_engine *engine, struct np_snap_task *e)
+/* The objects behind the task's shared VMAs with dirty pages, from maps
+ * under its checked directory (maps walks no page tables): only those it
+ * maps writable count. A read that fails leaves it with none. */
+static int read_share_keys(struct np_engine *engine, int dirfd, const char *dir,
+			   struct np_snap_task *e)
 {
 	struct np_vma_range *ranges = NULL;
 	unsigned nr = 0, line = 0;
-	char path[48], *buf;
+	char *buf;
 	size_t len;
 	int err;
 
-	snprintf(path, sizeof(path), "proc/%d/maps", e->task.pid);
-	err = np_ctx_read_file(engine->ctx, path, 64u << 20, &buf, &len);
+	err = np_ctx_read_file_at(engine->ctx, dirfd, dir, "maps", 64u << 20, &buf, &len);
 	if (err)
 		return err == -ENOMEM ? err : 0;
 	err = np_maps_parse(buf, len, &ranges, &nr, &line);
@@ -509,21 +510,33 @@ static int read_share_keys(struct np_engine *engine, struct np_snap_task *e)
 }
 
 /* Read one entry's details (unless the scheduler's filter already did) and
- * memory. Returns 0, 1 when the task is to be left out (it vanished, or one
- * of its files is odd: the reader logged it with its file and line), or
- * -errno. */
+ * memory, through its directory checked once more: the pid may have
+ * changed hands since the details were read. Returns 0, 1 when the task is
+ * to be left out (it vanished, or one of its files is odd or malformed: the
+ * reader logged it with its path, and an odd file is counted as a failed
+ * read), or -errno. */
 static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t *bytes_read)
 {
-	int err = 0;
+	char dir[NP_TASK_DIR_MAX];
+	int dirfd = -1, err = 0;
 
 	*bytes_read = 0;
 	if (!e->task.has_details)
 		err = np_task_read_details(engine->ctx, &e->task);
-	if (!err)
-		err = np_memory_read(engine->reader, engine->ctx, e->task.pid, &e->mem, bytes_read);
-	if (!err && e->mem.nr_shared_dirty)
-		err = read_share_keys(engine, e);
-	if (err == -ESRCH || err == -EINVAL || np_is_vanished_error(err))
+	if (!err) {
+		dirfd = np_task_dir_open(engine->ctx, &e->task, dir);
+		err = dirfd < 0 ? dirfd : 0;
+	}
+	if (!err) {
+		err = np_memory_read(engine->reader, engine->ctx, dirfd, dir, &e->mem, bytes_read);
+		if (!err && e->mem.nr_shared_dirty)
+			err = read_share_keys(engine, dirfd, dir, e);
+		close(dirfd);
+	}
+	if (np_is_odd_file_error(err))
+		np_stats_add_failure(engine->stats, NP_CALL_READ, err);
+	if (err == -ESRCH || err == -EINVAL || np_is_vanished_error(err) ||
+	    np_is_odd_file_error(err))
 		return 1;
 	if (err)
 		return err;

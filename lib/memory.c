@@ -136,7 +136,7 @@ uint64_t np_task_memory_unmovable_on(const struct np_task_memory *mem, int node)
 	return mem->node_bytes[node] - mem->movable_bytes[node];
 }
 
-int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
+int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int dirfd, const char *dir,
 		   struct np_task_memory *out, uint64_t *bytes_read)
 {
 	const struct np_nm_totals *totals;
@@ -146,7 +146,7 @@ int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
 	memset(out, 0, sizeof(*out));
 	reader->mem = out;
 	reader->cap_vmas = reader->cap_pages = reader->cap_shared = 0;
-	err = np_nm_read_task(ctx, pid, reader->parser, bytes_read);
+	err = np_nm_read_task(ctx, dirfd, dir, reader->parser, bytes_read);
 	reader->mem = NULL;
 	if (err) {
 		np_task_memory_clear(out);

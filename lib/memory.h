@@ -56,12 +56,14 @@ int np_memory_reader_new(struct np_memory_reader **out);
 void np_memory_reader_free(struct np_memory_reader *reader);
 
 /*
- * Read root/proc/@pid/numa_maps into @out, which must own nothing (it is
- * zeroed first; free with np_task_memory_clear). *@bytes_read gets the bytes read, also on error.
- * Returns 0, or as np_nm_read_task: -ESRCH (gone), -EINVAL (malformed,
- * logged with path and line), other -errno.
+ * Read numa_maps under @dirfd, the task's directory as np_task_dir_open()
+ * opened and checked it (@dir, "proc/PID", for messages), into @out, which
+ * must own nothing (it is zeroed first; free with np_task_memory_clear).
+ * *@bytes_read gets the bytes read, also on error. Returns 0, or as
+ * np_nm_read_task: -ESRCH (gone), -EINVAL (malformed, logged with path and
+ * line), an odd file's error (logged), other -errno.
  */
-int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int pid,
+int np_memory_read(struct np_memory_reader *reader, struct np_ctx *ctx, int dirfd, const char *dir,
 		   struct np_task_memory *out, uint64_t *bytes_read);
 
 /* Bytes of @mem under policies the user set, over every mode. */

@@ -764,18 +764,17 @@ const char *np_nm_parser_error(const struct np_nm_parser *p)
 	return p->err_msg;
 }
 
-int np_nm_read_task(struct np_ctx *ctx, int pid, struct np_nm_parser *p, uint64_t *bytes_read)
+int np_nm_read_task(struct np_ctx *ctx, int dirfd, const char *dir, struct np_nm_parser *p,
+		    uint64_t *bytes_read)
 {
-	const char *root = np_ctx_root(ctx);
+	const char *root = np_ctx_is_live(ctx) ? "" : np_ctx_root(ctx);
 	uint64_t total = 0;
-	char path[48];
 	int fd, err = 0;
 
 	np_nm_parser_reset(p);
 	if (bytes_read)
 		*bytes_read = 0;
-	snprintf(path, sizeof(path), "proc/%d/numa_maps", pid);
-	fd = np_ctx_open(ctx, path, O_RDONLY);
+	fd = np_ctx_open_at(ctx, dirfd, dir, "numa_maps", O_RDONLY);
 	if (fd < 0)
 		return np_is_vanished_error(fd) ? -ESRCH : fd;
 	if (!p->read_buf) {
@@ -809,8 +808,9 @@ int np_nm_read_task(struct np_ctx *ctx, int pid, struct np_nm_parser *p, uint64_
 	if (!err)
 		err = np_nm_parser_finish(p);
 	if (err == -EINVAL && p->err == -EINVAL)
-		np_log(ctx, LOG_WARNING, "%s%s%s:%u: %s", root,
-		       root[strlen(root) - 1] == '/' ? "" : "/", path, p->err_line, p->err_msg);
+		np_log(ctx, LOG_WARNING, "%s%s%s/numa_maps:%u: %s", root,
+		       *root && root[strlen(root) - 1] == '/' ? "" : "/", dir, p->err_line,
+		       p->err_msg);
 	return err;
 }
 

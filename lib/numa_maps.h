@@ -147,12 +147,16 @@ const char *np_nm_parser_error(const struct np_nm_parser *p);
 #define NP_NM_READ_CHUNK (64u * 1024)
 
 /*
- * Stream root/proc/@pid/numa_maps through @p (reset first) in
- * NP_NM_READ_CHUNK reads, then finish; the totals are read from @p after.
- * *@bytes_read (if not NULL) gets the bytes read. Returns 0; -ESRCH, quietly,
- * for a task that is gone (open fails as np_is_vanished_error() says, read
- * gives ESRCH, or the file is empty: an exited task, or a kernel thread,
- * which has no memory map); -EINVAL for malformed content, logged with path,
- * line and message; other -errno.
+ * Stream numa_maps under @dirfd, a task's directory (np_task_dir_open(),
+ * which checked it is the task's; @dir, "proc/PID", names it in messages),
+ * through @p (reset first) in NP_NM_READ_CHUNK reads, then finish; the
+ * totals are read from @p after. *@bytes_read (if not NULL) gets the bytes
+ * read. Returns 0; -ESRCH, quietly, for a task that is gone (open fails as
+ * np_is_vanished_error() says, read gives ESRCH, or the file is empty: an
+ * exited task, or a kernel thread, which has no memory map); -EINVAL for
+ * malformed content, logged with path, line and message; an odd file
+ * (np_is_odd_file_error()) as np_ctx_open_at() refuses it, logged; other
+ * -errno.
  */
-int np_nm_read_task(struct np_ctx *ctx, int pid, struct np_nm_parser *p, uint64_t *bytes_read);
+int np_nm_read_task(struct np_ctx *ctx, int dirfd, const char *dir, struct np_nm_parser *p,
+		    uint64_t *bytes_read);

@@ -333,17 +333,14 @@ static const char *nth_line(const char *buf, size_t len, unsigned lineno, int *l
 	return p;
 }
 
-/* Read @name under the directory @dirfd; a zero-byte read means the task
- * is a zombie being reaped or gone, so it reads as vanished (-ESRCH). */
-static int read_at(int dirfd, const char *name, char **buf, size_t *len)
+/* Read @name under the directory @dirfd (@what under the root); a
+ * zero-byte read means the task is a zombie being reaped or gone, so it
+ * reads as vanished (-ESRCH). */
+static int read_at(struct np_ctx *ctx, int dirfd, const char *what, const char *name, char **buf,
+		   size_t *len)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	int err;
+	int err = np_ctx_read_file_at(ctx, dirfd, what, name, SMALL_FILE, buf, len);
 
-	if (fd < 0)
-		return -errno;
-	err = np_read_fd(fd, SMALL_FILE, buf, len);
-	close(fd);
 	if (!err && *len == 0) {
 		free(*buf);
 		return -ESRCH;
@@ -357,7 +354,7 @@ static int read_stat_at(struct np_ctx *ctx, int dirfd, const char *what, struct 
 {
 	char *buf;
 	size_t len;
-	int err = read_at(dirfd, "stat", &buf, &len);
+	int err = read_at(ctx, dirfd, what, "stat", &buf, &len);
 
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
@@ -384,20 +381,35 @@ static int open_task_dir(struct np_ctx *ctx, int pid, char *what, size_t what_si
 	return fd;
 }
 
-int np_task_verify(struct np_ctx *ctx, const struct np_task *task)
+int np_task_dir_open(struct np_ctx *ctx, const struct np_task *task, char dir[NP_TASK_DIR_MAX])
 {
-	char what[32];
 	struct np_stat st;
-	int dirfd = open_task_dir(ctx, task->pid, what, sizeof(what));
+	int dirfd = open_task_dir(ctx, task->pid, dir, NP_TASK_DIR_MAX);
 	int err;
 
 	if (dirfd < 0)
 		return dirfd;
-	err = read_stat_at(ctx, dirfd, what, &st);
-	close(dirfd);
-	if (err)
+	/* Opened first, checked second: the stat read through the fd is the
+	 * process the fd holds. */
+	err = read_stat_at(ctx, dirfd, dir, &st);
+	if (!err && (st.pid != task->pid || st.start_ticks != task->start_ticks))
+		err = -ESRCH;
+	if (err) {
+		close(dirfd);
 		return err;
-	return st.pid == task->pid && st.start_ticks == task->start_ticks ? 0 : -ESRCH;
+	}
+	return dirfd;
+}
+
+int np_task_verify(struct np_ctx *ctx, const struct np_task *task)
+{
+	char dir[NP_TASK_DIR_MAX];
+	int dirfd = np_task_dir_open(ctx, task, dir);
+
+	if (dirfd < 0)
+		return dirfd;
+	close(dirfd);
+	return 0;
 }
 
 static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
@@ -405,7 +417,7 @@ static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct n
 	struct np_status *status;
 	char *buf;
 	size_t len;
-	int err = read_at(dirfd, "status", &buf, &len);
+	int err = read_at(ctx, dirfd, what, "status", &buf, &len);
 
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
@@ -432,11 +444,11 @@ static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct n
 }
 
 /* The unified hierarchy's "0::/path" line; none on a v1-only system. */
-static int cgroup_read(int dirfd, struct np_task *task)
+static int cgroup_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
 {
 	char *buf, *line, *save = NULL;
 	size_t len;
-	int err = read_at(dirfd, "cgroup", &buf, &len);
+	int err = read_at(ctx, dirfd, what, "cgroup", &buf, &len);
 
 	if (err == -ENOENT && faccessat(dirfd, "stat", R_OK, 0) == 0)
 		return 0; /* a kernel without cgroups */
@@ -527,14 +539,16 @@ static int compare_threads(const void *a, const void *b)
 /* Each thread's last CPU; threads that exit meanwhile are skipped. */
 static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
 {
-	int taskfd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int taskfd = np_ctx_open_at(ctx, dirfd, what, "task", O_RDONLY | O_DIRECTORY);
+	char task_what[NP_TASK_DIR_MAX + 8];
 	unsigned cap = 0;
 	struct dirent *de;
 	DIR *dir;
 	int err = 0;
 
 	if (taskfd < 0)
-		return np_is_vanished_error(-errno) ? -ESRCH : -errno;
+		return np_is_vanished_error(taskfd) ? -ESRCH : taskfd;
+	snprintf(task_what, sizeof(task_what), "%s/task", what);
 	dir = fdopendir(taskfd);
 	if (!dir) {
 		close(taskfd);
@@ -547,7 +561,11 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		tidfd = openat(taskfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		tidfd = np_ctx_open_at(ctx, taskfd, task_what, de->d_name, O_RDONLY | O_DIRECTORY);
+		if (tidfd < 0 && np_is_odd_file_error(tidfd)) {
+			err = tidfd; /* logged */
+			break;
+		}
 		if (tidfd < 0)
 			continue; /* exited meanwhile */
 		snprintf(tid_what, sizeof(tid_what), "%s/task/%s", what, de->d_name);
@@ -587,24 +605,19 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 {
-	char what[32];
-	struct np_stat st;
+	char what[NP_TASK_DIR_MAX];
 	int dirfd, err;
 
 	np_task_clear(task);
 	/* Everything below is read through this one directory: if the pid is
 	 * reused meanwhile, the old directory stops answering rather than
 	 * showing the new process. */
-	dirfd = open_task_dir(ctx, task->pid, what, sizeof(what));
+	dirfd = np_task_dir_open(ctx, task, what);
 	if (dirfd < 0)
 		return dirfd;
-	err = read_stat_at(ctx, dirfd, what, &st);
-	if (!err && st.start_ticks != task->start_ticks)
-		err = -ESRCH;
+	err = status_read(ctx, dirfd, what, task);
 	if (!err)
-		err = status_read(ctx, dirfd, what, task);
-	if (!err)
-		err = cgroup_read(dirfd, task);
+		err = cgroup_read(ctx, dirfd, what, task);
 	if (!err && task->cgroup && task->cgroup[0] == '/')
 		err = cpuset_read(ctx, task);
 	if (!err)
@@ -759,11 +772,11 @@ static int scan_one(struct np_task_source *src, struct np_task_list *list, int p
 {
 	char what[300];
 	struct np_stat st;
-	int dirfd = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dirfd = np_ctx_open_at(src->ctx, procfd, "proc", name, O_RDONLY | O_DIRECTORY);
 	int err;
 
 	if (dirfd < 0)
-		return np_is_vanished_error(-errno) ? -ESRCH : -errno;
+		return np_is_vanished_error(dirfd) ? -ESRCH : dirfd;
 	snprintf(what, sizeof(what), "proc/%s", name);
 	err = read_stat_at(src->ctx, dirfd, what, &st);
 	close(dirfd);
@@ -796,7 +809,7 @@ static int scan_tree(struct np_task_source *src, struct np_task_list *list)
 		if (err == -ESRCH) {
 			list->nr_vanished++;
 			err = 0;
-		} else if (err == -EINVAL) {
+		} else if (err == -EINVAL || np_is_odd_file_error(err)) {
 			err = 0; /* logged; one bad file does not blind the scan */
 		} else if (err) {
 			np_log(src->ctx, LOG_ERR, "%s/proc/%s/stat: %s", root_prefix(src->ctx),
@@ -867,7 +880,7 @@ static int scan_libproc2(struct np_task_source *src, struct np_task_list *list)
 			list->nr_vanished++;
 			continue;
 		}
-		if (err == -EINVAL)
+		if (err == -EINVAL || np_is_odd_file_error(err))
 			continue; /* logged */
 		if (!err)
 			err = add_task(src, list, &st);

@@ -121,9 +121,10 @@ int np_task_source_node_load(struct np_task_source *src, const struct np_topolog
 			     double *busy);
 
 /* Read status (allowed CPUs and nodes, VmRSS), cgroup and each thread's last
- * CPU of one task, after checking it still is the process scanned. Returns
- * 0, -ESRCH when it vanished or was replaced (drop it quietly), -EINVAL for
- * malformed content (logged with file and line), or another -errno. */
+ * CPU of one task, through its directory as np_task_dir_open() checked it.
+ * Returns 0, -ESRCH when it vanished or was replaced (drop it quietly),
+ * -EINVAL for malformed content (logged with file and line), an odd file's
+ * error (np_is_odd_file_error(), logged), or another -errno. */
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
 
 /* Whether @task may keep pages on node @id: the node is in its
@@ -135,6 +136,18 @@ bool np_task_may_use_node(const struct np_task *task, int id);
  * Returns 0, -ESRCH (gone or reused), or another -errno (-EINVAL for a
  * malformed stat, -ENOMEM). */
 int np_task_verify(struct np_ctx *ctx, const struct np_task *task);
+
+/* Room for "proc/PID" and its terminator. */
+#define NP_TASK_DIR_MAX 24
+
+/* Open @task's directory, proc/PID, and check through it that it still is
+ * the process scanned (same start time). What is opened through the fd
+ * afterwards belongs to that process, whatever became of its pid: the
+ * kernel ties the directory to the process, not to the number, and once
+ * the process is reaped every open through it fails. @dir gets "proc/PID"
+ * for messages. Returns the fd (the caller closes it), -ESRCH (gone or
+ * replaced), -EINVAL (malformed stat, logged), or another -errno. */
+int np_task_dir_open(struct np_ctx *ctx, const struct np_task *task, char dir[NP_TASK_DIR_MAX]);
 
 /* Free what np_task_read_details() attached; the task can be reused. */
 void np_task_clear(struct np_task *task);

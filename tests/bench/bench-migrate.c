@@ -280,7 +280,16 @@ int main(int argc, char **argv)
 				/* The daemon's path: one read of numa_maps, then
 				 * the move acting on it; both are timed. */
 				t0 = now_ms();
-				err = np_memory_read(reader, ctx, self.pid, &tm, &bytes_read);
+				{
+					char dir[NP_TASK_DIR_MAX];
+					int dirfd = np_task_dir_open(ctx, &self, dir);
+
+					err = dirfd < 0 ? dirfd
+							: np_memory_read(reader, ctx, dirfd, dir,
+									 &tm, &bytes_read);
+					if (dirfd >= 0)
+						close(dirfd);
+				}
 				read_ms = now_ms() - t0;
 				if (err) {
 					fprintf(stderr, "bench-migrate: numa_maps: %s\n",

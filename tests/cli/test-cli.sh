@@ -52,6 +52,38 @@ if [ "$(id -u)" != 0 ]; then
 	expect 1 "good.conf" -n -c "$tmp/good.conf"
 fi
 expect 1 "bad.conf:1:" --report --root "$fixtures/host" -c "$tmp/bad.conf"
+# A tree under --root with odd files where /proc has regular ones: each is
+# refused by name and only its task is left out; nothing is followed out
+# of the tree. Built here: git holds no FIFO.
+odd=$tmp/odd
+cp -R "$fixtures/engine-2node" "$odd"
+# 500: a copy of 100 with nothing odd, which must still be shown.
+cp -R "$odd/proc/100" "$odd/proc/500"
+mv "$odd/proc/500/task/100" "$odd/proc/500/task/500"
+sed 's/^100 (hog)/500 (hog)/' "$odd/proc/100/stat" >"$odd/proc/500/stat"
+sed 's/^100 (hog)/500 (hog)/' "$odd/proc/100/task/100/stat" >"$odd/proc/500/task/500/stat"
+echo 'secret-line 1 2 3' >"$tmp/secret"
+rm "$odd/proc/200/stat" && mkfifo "$odd/proc/200/stat"
+rm "$odd/proc/300/stat" && ln -s "$tmp/secret" "$odd/proc/300/stat"
+rm "$odd/proc/400/numa_maps" && mkdir "$odd/proc/400/numa_maps"
+head -c 300000 /dev/zero | tr '\0' x >"$odd/proc/100/cgroup"
+# One run, several things to find in its output.
+expect 0 "^ *500 hog " --report --root "$odd" --min-rss 0
+for pattern in "$odd/proc/200/stat: a FIFO; not read" \
+	"$odd/proc/300/stat: a symbolic link, not followed; not read" \
+	"$odd/proc/400/numa_maps: a directory; not read" \
+	"$odd/proc/100/cgroup: larger than 262144 bytes; not read"; do
+	if ! grep -q -- "$pattern" "$tmp/out"; then
+		echo "FAIL: --report --root $odd: no \"$pattern\" in:"
+		sed 's/^/    /' "$tmp/out"
+		fail=1
+	fi
+done
+if grep -q secret-line "$tmp/out"; then
+	echo "FAIL: a link under --root was followed:"
+	sed 's/^/    /' "$tmp/out"
+	fail=1
+fi
 # Replay: the kernel's slow-start experiment on a recorded kernel build.
 traces=$(dirname "$fixtures")/traces
 printf 'min_rss_mb = 0\nmin_cpu_percent = 0\n' >"$tmp/delay1000.conf"

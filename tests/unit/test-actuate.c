@@ -378,6 +378,22 @@ static void fixture_task(struct np_task *task)
 static struct np_ctx *mem_ctx;
 static struct np_memory_reader *mem_reader;
 
+/* The engine's read: numa_maps through the task's checked directory. */
+static int read_memory(struct np_ctx *ctx, const struct np_task *task, struct np_task_memory *mem,
+		       uint64_t *bytes_read)
+{
+	char dir[NP_TASK_DIR_MAX];
+	int dirfd = np_task_dir_open(ctx, task, dir), err;
+
+	memset(mem, 0, sizeof(*mem));
+	*bytes_read = 0;
+	if (dirfd < 0)
+		return dirfd;
+	err = np_memory_read(mem_reader, ctx, dirfd, dir, mem, bytes_read);
+	close(dirfd);
+	return err;
+}
+
 static void setup(const char *root, const char *topo_case, struct np_ctx **ctx,
 		  struct np_topology **topo, struct np_stats **stats)
 {
@@ -408,7 +424,7 @@ static int move(struct np_actuator *act, struct np_act_task *at, const struct np
 {
 	struct np_task_memory mem;
 	uint64_t bytes_read = 0;
-	int err = np_memory_read(mem_reader, mem_ctx, task->pid, &mem, &bytes_read);
+	int err = read_memory(mem_ctx, task, &mem, &bytes_read);
 
 	if (err && err != -ESRCH) {
 		CHECK_INT(err, 0);
@@ -452,7 +468,7 @@ static void test_dry_run_pages(void)
 
 	/* The user's policy and libc, mapped by 40, are no candidates: the
 	 * read leaves them out of the VMAs and counts them. */
-	CHECK_INT(np_memory_read(mem_reader, ctx, task.pid, &mem, &bytes_read), 0);
+	CHECK_INT(read_memory(ctx, &task, &mem, &bytes_read), 0);
 	CHECK_U64(np_task_memory_policy_total(&mem), 500 * 4096);
 	CHECK_U64(mem.policy_bytes[NP_MPOL_BIND], 500 * 4096);
 	CHECK_U64(mem.shared_file_bytes, 300 * 4096); /* libc, mapped by 40 */
@@ -596,7 +612,7 @@ static void test_reads_no_numa_maps(void)
 	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &act), 0);
 
 	/* The tick's read, counted as the engine counts it. */
-	CHECK_INT(np_memory_read(mem_reader, ctx, task.pid, &mem, &bytes_read), 0);
+	CHECK_INT(read_memory(ctx, &task, &mem, &bytes_read), 0);
 	CHECK(bytes_read > 0);
 	np_stats_add_scan(stats, bytes_read);
 	CHECK_U64(np_stats_scans(stats), 1);
@@ -1111,7 +1127,7 @@ static void test_real_batches(void)
 		uint64_t bytes;
 		bool clean;
 
-		CHECK_INT(np_memory_read(mem_reader, ctx, task.pid, &mem, &bytes), 0);
+		CHECK_INT(read_memory(ctx, &task, &mem, &bytes), 0);
 		clean = res.bytes_skipped_sparse == 0;
 		for (unsigned n = 0; n < mem.nr_node_slots; n++)
 			if (n != FAKE_NODE && mem.movable_bytes[n] &&

@@ -4,6 +4,8 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct np_snap_task *find_task(const struct np_snapshot *r, int pid)
@@ -426,6 +428,59 @@ out:
 	np_ctx_free(ctx);
 }
 
+/* One odd file leaves its task out of the cycle, counted as a failed
+ * read; the cycle and the other tasks go on. The tree is engine-2node with
+ * a directory for hog's numa_maps and a cgroup file for local too large to
+ * read, made at test time. */
+static void test_odd_files(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-odd-XXXXXX", cmd[8192];
+	struct np_snapshot *snap;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	struct np_stats *stats;
+
+	if (!mkdtemp(root)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cp -R '%s'/. '%s' && cd '%s/proc' && rm 100/numa_maps && mkdir 100/numa_maps && "
+		 "head -c 300000 /dev/zero | tr '\\0' x >200/cgroup",
+		 fixture("engine-2node"), root, root);
+	CHECK_INT(system(cmd), 0);
+	np_config_init(&cfg);
+	cfg.affinity = NP_AFFINITY_NEVER;
+	cfg.scan_delay_ms = 0;
+	cfg.min_cpu_percent = 0;
+	cfg.min_rss_mb = 0;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	stats = np_engine_stats(engine);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	/* young and small are read; hog and local are not, and say why. */
+	CHECK(snap && snap->nr_tasks == 2);
+	CHECK(snap && !find_task(snap, 100) && !find_task(snap, 200));
+	CHECK(snap && find_task(snap, 300) && find_task(snap, 400));
+	CHECK_U64(np_stats_failures(stats, NP_CALL_READ, -EISDIR), 1);
+	CHECK_U64(np_stats_failures(stats, NP_CALL_READ, -EFBIG), 1);
+	np_snapshot_free(snap);
+	/* The one-shot report too. */
+	CHECK_INT(np_engine_look_once(ctx, &cfg, 0, &snap), 0);
+	CHECK(snap && find_task(snap, 300) && !find_task(snap, 100));
+	np_snapshot_free(snap);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
 int main(void)
 {
 	test_report_decisions();
@@ -434,5 +489,6 @@ int main(void)
 	test_ticks();
 	test_home();
 	test_status();
+	test_odd_files();
 	return check_done();
 }

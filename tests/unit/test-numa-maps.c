@@ -2,8 +2,10 @@
 #include "check.h"
 #include "nm-outcome.h"
 #include "numa_maps.h"
+#include "task.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -482,6 +484,21 @@ static int record_binds(void *data, const struct np_nm_vma *v)
  * binds its memory with mbind, one VMA per worker, so each bind VMA must
  * hold exactly the MiB capture.txt gives, all on the bound node.
  */
+/* numa_maps of @pid, through its directory as the daemon reads it. */
+static int read_pid(struct np_ctx *ctx, int pid, struct np_nm_parser *p, uint64_t *bytes)
+{
+	char dir[32];
+	int dirfd, err;
+
+	snprintf(dir, sizeof(dir), "proc/%d", pid);
+	dirfd = np_ctx_open(ctx, dir, O_RDONLY | O_DIRECTORY);
+	if (dirfd < 0)
+		return np_is_vanished_error(dirfd) ? -ESRCH : dirfd;
+	err = np_nm_read_task(ctx, dirfd, dir, p, bytes);
+	close(dirfd);
+	return err;
+}
+
 static void check_guest(const char *tree, int pid, unsigned nr, const int *nodes, unsigned mib)
 {
 	struct np_ctx *ctx;
@@ -494,7 +511,7 @@ static void check_guest(const char *tree, int pid, unsigned nr, const int *nodes
 		return;
 	}
 	CHECK_INT(np_nm_parser_new(&p, record_binds, &b), 0);
-	CHECK_INT(np_nm_read_task(ctx, pid, p, &bytes), 0);
+	CHECK_INT(read_pid(ctx, pid, p, &bytes), 0);
 	CHECK_INT(b.nr, nr);
 	for (unsigned i = 0; i < nr && i < b.nr; i++) {
 		bool listed = false;
@@ -545,21 +562,21 @@ static void test_read_task(void)
 
 	/* A captured 118-VMA task read through the fixture root. */
 	CHECK_INT(np_ctx_new(fixture("nmaps-host"), &ctx), 0);
-	CHECK_INT(np_nm_read_task(ctx, 12521, p, &bytes), 0);
+	CHECK_INT(read_pid(ctx, 12521, p, &bytes), 0);
 	snprintf(path, sizeof(path), "%s", fixture("nmaps-host/proc/12521/numa_maps"));
 	CHECK_INT(stat(path, &st), 0);
 	CHECK_U64(bytes, st.st_size);
 	CHECK_U64(np_nm_parser_totals(p)->bytes_parsed, st.st_size);
 	CHECK_U64(np_nm_parser_totals(p)->vmas, 118);
-	CHECK_INT(np_nm_read_task(ctx, 999999, p, &bytes), -ESRCH);
+	CHECK_INT(read_pid(ctx, 999999, p, &bytes), -ESRCH);
 	np_ctx_free(ctx);
 
 	/* Empty file: gone quietly. Garbage: -EINVAL, logged with place. */
 	CHECK_INT(np_ctx_new(fixture("nmaps-handmade"), &ctx), 0);
 	np_ctx_set_log_fn(ctx, log_to_buffer, &log);
-	CHECK_INT(np_nm_read_task(ctx, 1, p, &bytes), -ESRCH);
+	CHECK_INT(read_pid(ctx, 1, p, &bytes), -ESRCH);
 	CHECK_STR(log.text, "");
-	CHECK_INT(np_nm_read_task(ctx, 2, p, NULL), -EINVAL);
+	CHECK_INT(read_pid(ctx, 2, p, NULL), -EINVAL);
 	CHECK(strstr(log.text, "/proc/2/numa_maps:3: ") != NULL);
 	CHECK(strstr(log.text, "Segmentation") != NULL);
 	np_ctx_free(ctx);
@@ -567,7 +584,7 @@ static void test_read_task(void)
 	/* The live machine: ourselves, a zombie (no mm: empty file) and a
 	 * reaped child (no /proc entry). */
 	CHECK_INT(np_ctx_new("/", &ctx), 0);
-	CHECK_INT(np_nm_read_task(ctx, getpid(), p, &bytes), 0);
+	CHECK_INT(read_pid(ctx, getpid(), p, &bytes), 0);
 	CHECK(np_nm_parser_totals(p)->vmas > 5);
 	CHECK_U64(np_nm_parser_totals(p)->bytes_parsed, bytes);
 	CHECK(np_nm_parser_totals(p)->anon_bytes[0] + np_nm_parser_totals(p)->file_bytes[0] > 0);
@@ -575,9 +592,9 @@ static void test_read_task(void)
 	if (child == 0)
 		_exit(0);
 	CHECK_INT(waitid(P_PID, (id_t)child, NULL, WEXITED | WNOWAIT), 0);
-	CHECK_INT(np_nm_read_task(ctx, child, p, &bytes), -ESRCH);
+	CHECK_INT(read_pid(ctx, child, p, &bytes), -ESRCH);
 	CHECK_INT(waitpid(child, NULL, 0), child);
-	CHECK_INT(np_nm_read_task(ctx, child, p, &bytes), -ESRCH);
+	CHECK_INT(read_pid(ctx, child, p, &bytes), -ESRCH);
 	np_ctx_free(ctx);
 	np_nm_parser_free(p);
 }
@@ -711,6 +728,85 @@ static void test_callback_stop_and_reset(void)
 	np_nm_parser_free(NULL);
 }
 
+/* The identity of a task as the scan saw it, from its stat. */
+static int task_of(struct np_ctx *ctx, int pid, struct np_task *task)
+{
+	char path[32], *buf;
+	size_t len;
+	struct np_stat st;
+	int err;
+
+	snprintf(path, sizeof(path), "proc/%d/stat", pid);
+	err = np_ctx_read_file(ctx, path, 4096, &buf, &len);
+	if (err)
+		return err;
+	err = np_stat_parse(buf, len, &st);
+	free(buf);
+	memset(task, 0, sizeof(*task));
+	task->pid = st.pid;
+	task->start_ticks = st.start_ticks;
+	return err;
+}
+
+/* numa_maps is read through the directory whose start time was checked, so
+ * a process that takes the pid over afterwards is not read in its place.
+ * Under a fixture root, moving the directory aside and putting another
+ * process's in its place stands in for the reuse; on the live machine, a
+ * reaped child's directory stops answering. */
+static void test_read_through_checked_dir(void)
+{
+	char root[] = "/tmp/np-nm-reuse-XXXXXX", cmd[8192], dir[NP_TASK_DIR_MAX];
+	struct np_nm_parser *p;
+	struct np_ctx *ctx;
+	struct np_task task;
+	struct stat st;
+	uint64_t bytes;
+	int dirfd;
+	pid_t child;
+
+	CHECK_INT(np_nm_parser_new(&p, NULL, NULL), 0);
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -R '%s'/. '%s'", fixture("engine-2node"), root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(task_of(ctx, 100, &task), 0);
+	dirfd = np_task_dir_open(ctx, &task, dir);
+	CHECK(dirfd >= 0);
+	CHECK_STR(dir, "proc/100");
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc' && mv 100 old-100 && cp -R 200 100", root);
+	CHECK_INT(system(cmd), 0);
+	/* Checked again, it is not the task any more ... */
+	CHECK_INT(np_task_dir_open(ctx, &task, dir), -ESRCH);
+	/* ... and the directory checked before still reads the task's own. */
+	CHECK_INT(np_nm_read_task(ctx, dirfd, "proc/100", p, &bytes), 0);
+	snprintf(cmd, sizeof(cmd), "%s/proc/old-100/numa_maps", root);
+	CHECK_INT(stat(cmd, &st), 0);
+	CHECK_U64(bytes, st.st_size);
+	if (dirfd >= 0)
+		close(dirfd);
+	np_ctx_free(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK_INT(task_of(ctx, child, &task), 0);
+	dirfd = np_task_dir_open(ctx, &task, dir);
+	CHECK(dirfd >= 0);
+	CHECK_INT(np_nm_read_task(ctx, dirfd, dir, p, &bytes), 0);
+	kill(child, SIGKILL);
+	CHECK_INT(waitpid(child, NULL, 0), child);
+	CHECK_INT(np_nm_read_task(ctx, dirfd, dir, p, &bytes), -ESRCH);
+	if (dirfd >= 0)
+		close(dirfd);
+	np_ctx_free(ctx);
+	np_nm_parser_free(p);
+}
+
 int main(void)
 {
 	test_policies();
@@ -723,6 +819,7 @@ int main(void)
 	test_every_fixture_tree();
 	test_guest_captures();
 	test_read_task();
+	test_read_through_checked_dir();
 	test_malformed();
 	test_nul_and_huge_line();
 	test_callback_stop_and_reset();
