@@ -359,24 +359,33 @@ size_t np_action_record_format(const struct np_action_record *rec, char *buf, si
 
 /* ---- Identity ---- */
 
-/* Start time and flags of a thread, from proc/PID/task/TID/stat: a thread
- * id is reused like a pid. A vanished thread is -ESRCH. */
-static int read_thread_identity(struct np_actuator *act, int pid, int tid, uint64_t *start_ticks,
-				unsigned long *flags)
+/* The task's directory for the length of one action, opened and checked
+ * to be its (np_task_dir_open): every file the action reads is read
+ * through it, so none belongs to a process that took the pid over. */
+struct task_dir {
+	int fd;
+	char path[NP_TASK_DIR_MAX];
+};
+
+/* Start time and flags of a thread, from task/TID/stat under the task's
+ * directory: a thread id is reused like a pid, and under that directory
+ * only the task's own threads are found. A vanished thread is -ESRCH. */
+static int read_thread_identity(struct np_actuator *act, const struct task_dir *td, int tid,
+				uint64_t *start_ticks, unsigned long *flags)
 {
 	char path[64], *buf;
 	size_t len;
 	struct np_stat st;
 	int err;
 
-	snprintf(path, sizeof(path), "proc/%d/task/%d/stat", pid, tid);
-	err = np_ctx_read_file(act->ctx, path, STAT_MAX, &buf, &len);
+	snprintf(path, sizeof(path), "task/%d/stat", tid);
+	err = np_ctx_read_file_at(act->ctx, td->fd, td->path, path, STAT_MAX, &buf, &len);
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
 	err = np_stat_parse(buf, len, &st);
 	if (err)
-		np_log(act->ctx, LOG_ERR, "%s/%s: malformed: \"%.*s\"", np_ctx_root(act->ctx), path,
-		       (int)strcspn(buf, "\n"), buf);
+		np_log(act->ctx, LOG_ERR, "%s/%s/%s: malformed: \"%.*s\"", np_ctx_root(act->ctx),
+		       td->path, path, (int)strcspn(buf, "\n"), buf);
 	free(buf);
 	if (err)
 		return err;
@@ -406,12 +415,10 @@ void np_act_task_release(struct np_act_task *at)
 	np_act_task_init(at);
 }
 
-/* Start tracking @task: the pidfd first, then the start time, so that the
- * pidfd holds this process and no later one. */
+/* Start tracking @task: a pidfd, opened before the start time is checked
+ * (action_begin), so that it holds this process and no later one. */
 static int track(struct np_actuator *act, struct np_act_task *at, const struct np_task *task)
 {
-	int err;
-
 	if (at->tracked)
 		return 0;
 	if (np_ctx_is_live(act->ctx)) {
@@ -421,33 +428,35 @@ static int track(struct np_actuator *act, struct np_act_task *at, const struct n
 			return errno == ESRCH ? -ESRCH : -errno;
 		at->pidfd = (int)fd;
 	}
-	err = np_task_verify(act->ctx, task);
-	if (err) {
-		np_act_task_release(at);
-		return err;
-	}
 	at->tracked = true;
 	return 0;
 }
 
-/* Checks before an action: still the same process, not backing off.
- * Returns 0 or -errno (counted). */
-static int action_begin(struct np_actuator *act, struct np_act_task *at, const struct np_task *task)
+/* Checks before an action: still the same process (its directory opened
+ * and its start time read through it, its pidfd not yet readable), not
+ * backing off. On 0, @td is open; action_end() closes it. Returns 0 or
+ * -errno (counted). */
+static int action_begin(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+			struct task_dir *td)
 {
-	bool fresh = !at->tracked;
 	int err = track(act, at, task);
 
+	td->fd = -1;
 	if (!err && np_backoff_waiting(&at->backoff, now(act))) {
 		np_stats_add_skip(act->stats, NP_REASON_BACKOFF);
 		return -EAGAIN;
 	}
-	/* Just checked when fresh; otherwise it may have gone since. */
-	if (!err && !fresh) {
-		err = np_task_verify(act->ctx, task);
-		if (!err && pidfd_exited(at->pidfd))
-			err = -ESRCH;
-		if (err)
-			np_act_task_release(at);
+	if (!err) {
+		td->fd = np_task_dir_open(act->ctx, task, td->path);
+		err = td->fd < 0 ? td->fd : 0;
+	}
+	if (!err && pidfd_exited(at->pidfd))
+		err = -ESRCH;
+	if (err) {
+		if (td->fd >= 0)
+			close(td->fd);
+		td->fd = -1;
+		np_act_task_release(at);
 	}
 	if (err == -ESRCH)
 		np_stats_add_skip(act->stats, NP_REASON_VANISHED);
@@ -461,14 +470,14 @@ static int action_begin(struct np_actuator *act, struct np_act_task *at, const s
  * only at the end of it: before that, a task that has already let go of its
  * memory makes move_pages(2) fail with EINVAL. */
 static bool task_leaving(struct np_actuator *act, const struct np_act_task *at,
-			 const struct np_task *task)
+			 const struct np_task *task, const struct task_dir *td)
 {
 	uint64_t start;
 	unsigned long flags;
 
 	if (pidfd_exited(at->pidfd))
 		return true;
-	switch (read_thread_identity(act, task->pid, task->pid, &start, &flags)) {
+	switch (read_thread_identity(act, td, task->pid, &start, &flags)) {
 	case 0:
 		return start != task->start_ticks || (flags & PF_EXITING_FLAG);
 	case -ESRCH:
@@ -480,12 +489,15 @@ static bool task_leaving(struct np_actuator *act, const struct np_act_task *at,
 
 /* After an action: a process that exited meanwhile may have passed its pid
  * on, so the action is a failure whatever the calls said, and a call that
- * failed because the process was going away failed for that reason. */
+ * failed because the process was going away failed for that reason.
+ * Closes @td. */
 static int action_end(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
-		      int err, bool failed, enum np_stat_call kind)
+		      struct task_dir *td, int err, bool failed, enum np_stat_call kind)
 {
-	if (err ? err != -ESRCH && task_leaving(act, at, task) : pidfd_exited(at->pidfd))
+	if (err ? err != -ESRCH && task_leaving(act, at, task, td) : pidfd_exited(at->pidfd))
 		err = -ESRCH;
+	close(td->fd);
+	td->fd = -1;
 	if (err) {
 		np_stats_add_failure(act->stats, kind, err);
 		failed = true;
@@ -581,11 +593,11 @@ static void collect_vma(struct collect *col, const struct np_task_memory *mem,
 }
 
 /* The movable VMAs of @mem holding pages off @target, with their ranges
- * from /proc/PID/maps. */
-static int collect_candidates(struct np_actuator *act, int pid, const struct np_task_memory *mem,
-			      int target, struct collect *col)
+ * from maps under the task's directory. */
+static int collect_candidates(struct np_actuator *act, const struct task_dir *td,
+			      const struct np_task_memory *mem, int target, struct collect *col)
 {
-	char path[64], *buf;
+	char *buf;
 	size_t len;
 	struct np_vma_range *ranges = NULL;
 	unsigned nr = 0, line = 0;
@@ -598,14 +610,13 @@ static int collect_candidates(struct np_actuator *act, int pid, const struct np_
 	col->c = calloc(mem->nr_vmas + 1, sizeof(*col->c));
 	if (!col->src_pages || !col->src_bytes || !col->c)
 		return -ENOMEM;
-	snprintf(path, sizeof(path), "proc/%d/maps", pid);
-	err = np_ctx_read_file(act->ctx, path, MAPS_MAX, &buf, &len);
+	err = np_ctx_read_file_at(act->ctx, td->fd, td->path, "maps", MAPS_MAX, &buf, &len);
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
 	err = np_maps_parse(buf, len, &ranges, &nr, &line);
 	if (err == -EINVAL)
-		np_log(act->ctx, LOG_ERR, "%s/%s:%u: expected \"start-end ...\"",
-		       np_ctx_root(act->ctx), path, line);
+		np_log(act->ctx, LOG_ERR, "%s/%s/maps:%u: expected \"start-end ...\"",
+		       np_ctx_root(act->ctx), td->path, line);
 	free(buf);
 	if (err)
 		return err;
@@ -961,6 +972,7 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 	    .res = result,
 	};
 	struct collect col;
+	struct task_dir td;
 	uint64_t t0 = now(act);
 	int err;
 
@@ -986,10 +998,10 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 			return -EAGAIN;
 		}
 	}
-	err = action_begin(act, at, task);
+	err = action_begin(act, at, task, &td);
 	if (err)
 		return err;
-	err = collect_candidates(act, task->pid, mem, target_node, &col);
+	err = collect_candidates(act, &td, mem, target_node, &col);
 	result->bytes_skipped_sparse = col.sparse_bytes;
 	if (!err && act->dry) {
 		record_moves(&ms, &col);
@@ -1009,7 +1021,7 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 	/* No progress at all while pages were there to move is a failure to
 	 * back off from, as is any error. */
 	err =
-	    action_end(act, at, task, err,
+	    action_end(act, at, task, &td, err,
 		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
 		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
 	result->elapsed_ns = now(act) - t0;
@@ -1028,15 +1040,16 @@ void np_affinity_result_clear(struct np_affinity_result *result)
 
 /* The thread's mask from Cpus_allowed_list, for roots that are not the live
  * machine (fixtures), where no affinity call can be made. */
-static int read_status_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus)
+static int read_status_cpus(struct np_actuator *act, const struct task_dir *td, int tid,
+			    struct np_bitmap *cpus)
 {
 	static const char key[] = "\nCpus_allowed_list:";
 	char path[64], *buf, *line;
 	size_t len;
 	int err;
 
-	snprintf(path, sizeof(path), "proc/%d/task/%d/status", pid, tid);
-	err = np_ctx_read_file(act->ctx, path, 1u << 20, &buf, &len);
+	snprintf(path, sizeof(path), "task/%d/status", tid);
+	err = np_ctx_read_file_at(act->ctx, td->fd, td->path, path, 1u << 20, &buf, &len);
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
 	line = strstr(buf, key);
@@ -1048,18 +1061,19 @@ static int read_status_cpus(struct np_actuator *act, int pid, int tid, struct np
 		err = np_bitmap_parse_list(cpus, line, strcspn(line, "\n"));
 	}
 	if (err)
-		np_log(act->ctx, LOG_ERR, "%s/%s: no valid Cpus_allowed_list line",
-		       np_ctx_root(act->ctx), path);
+		np_log(act->ctx, LOG_ERR, "%s/%s/%s: no valid Cpus_allowed_list line",
+		       np_ctx_root(act->ctx), td->path, path);
 	free(buf);
 	return err;
 }
 
-static int get_thread_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus)
+static int get_thread_cpus(struct np_actuator *act, const struct task_dir *td, int tid,
+			   struct np_bitmap *cpus)
 {
 	int err;
 
 	if (!np_ctx_is_live(act->ctx))
-		return read_status_cpus(act, pid, tid, cpus);
+		return read_status_cpus(act, td, tid, cpus);
 	err = act->sys->get_affinity(act->sys->data, tid, cpus);
 	return err == -ESRCH || err == -ENOENT ? -ESRCH : err;
 }
@@ -1085,7 +1099,8 @@ static int add_thread(struct np_affinity_result *result, unsigned *cap, int tid)
 }
 
 /* One thread: read, narrow, set, read back. Fills @th's outcome. */
-static void narrow_thread(struct np_actuator *act, const struct np_task *task,
+static void narrow_thread(struct np_actuator *act, const struct np_act_task *at,
+			  const struct np_task *task, const struct task_dir *td,
 			  const struct np_bitmap *from, const struct np_bitmap *node_cpus,
 			  struct np_thread_affinity *th)
 {
@@ -1094,14 +1109,14 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 	unsigned long flags;
 	int err;
 
-	err = read_thread_identity(act, task->pid, th->tid, &start, &flags);
+	err = read_thread_identity(act, td, th->tid, &start, &flags);
 	if (!err && (flags & (NP_PF_KTHREAD | NP_PF_NO_SETAFFINITY))) {
 		th->outcome = NP_THREAD_NO_SETAFFINITY;
 		np_stats_add_skip(act->stats, NP_REASON_NO_SETAFFINITY);
 		return;
 	}
 	if (!err)
-		err = get_thread_cpus(act, task->pid, th->tid, &th->before);
+		err = get_thread_cpus(act, td, th->tid, &th->before);
 	if (err)
 		goto failed;
 	if (from) {
@@ -1146,14 +1161,23 @@ static void narrow_thread(struct np_actuator *act, const struct np_task *task,
 		keep_record(act, &rec);
 		return;
 	}
+	/* The call names the thread by its id alone. Checked just before it:
+	 * the process is alive, so its threads' ids are its own. */
+	if (pidfd_exited(at->pidfd)) {
+		err = -ESRCH;
+		goto failed;
+	}
 	err = act->sys->set_affinity(act->sys->data, th->tid, &wanted);
 	if (!err)
-		err = get_thread_cpus(act, task->pid, th->tid, &th->effective);
-	/* A thread id is reused like a pid; the one we set must be the one we
-	 * read. */
+		err = get_thread_cpus(act, td, th->tid, &th->effective);
+	/* A thread id is reused like a pid: the thread set must be the one
+	 * checked, still under the task's directory with the same start time,
+	 * in a process still alive. If not, the id changed hands in between
+	 * and the mask went to whoever took it: counted as vanished, since the
+	 * mask that thread had is not known and cannot be given back. */
 	if (!err) {
-		err = read_thread_identity(act, task->pid, th->tid, &start_after, NULL);
-		if (!err && start_after != start)
+		err = read_thread_identity(act, td, th->tid, &start_after, NULL);
+		if (!err && (start_after != start || pidfd_exited(at->pidfd)))
 			err = -ESRCH;
 	}
 	if (err)
@@ -1172,7 +1196,7 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			     const struct np_task *task, const struct np_bitmap *from,
 			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
 {
-	char path[64];
+	struct task_dir td;
 	unsigned cap = 0;
 	struct dirent *de;
 	DIR *dir;
@@ -1187,11 +1211,10 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 		np_stats_add_skip(act->stats, NP_REASON_NO_SETAFFINITY);
 		return -EPERM;
 	}
-	err = action_begin(act, at, task);
+	err = action_begin(act, at, task, &td);
 	if (err)
 		return err;
-	snprintf(path, sizeof(path), "proc/%d/task", task->pid);
-	fd = np_ctx_open(act->ctx, path, O_RDONLY | O_DIRECTORY);
+	fd = np_ctx_open_at(act->ctx, td.fd, td.path, "task", O_RDONLY | O_DIRECTORY);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		err = fd >= 0 ? -errno : fd;
@@ -1199,7 +1222,7 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			close(fd);
 		if (np_is_vanished_error(err))
 			err = -ESRCH;
-		return action_end(act, at, task, err, true, NP_CALL_AFFINITY);
+		return action_end(act, at, task, &td, err, true, NP_CALL_AFFINITY);
 	}
 	while ((de = readdir(dir))) {
 		char *end;
@@ -1210,10 +1233,11 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 		err = add_thread(result, &cap, (int)tid);
 		if (err)
 			break;
-		narrow_thread(act, task, from, node_cpus, &result->threads[result->nr - 1]);
+		narrow_thread(act, at, task, &td, from, node_cpus,
+			      &result->threads[result->nr - 1]);
 		result->counts[result->threads[result->nr - 1].outcome]++;
 	}
 	closedir(dir);
-	return action_end(act, at, task, err, result->counts[NP_THREAD_FAILED] > 0,
+	return action_end(act, at, task, &td, err, result->counts[NP_THREAD_FAILED] > 0,
 			  NP_CALL_AFFINITY);
 }

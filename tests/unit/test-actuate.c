@@ -1294,6 +1294,68 @@ static void test_real_affinity(void)
 	teardown(ctx, topo, stats);
 }
 
+/* A set_affinity that lets the process die during the call: the kernel
+ * would have set whatever thread the id named by then. */
+static int dying_set_affinity(void *data, int tid, const struct np_bitmap *cpus)
+{
+	int *pid = data;
+
+	kill(*pid, SIGKILL);
+	/* A zombie now, not reaped: its id, its stat and its mask still
+	 * answer; only its pidfd says it exited. */
+	waitid(P_PID, (id_t)*pid, NULL, WEXITED | WNOWAIT);
+	return 0;
+}
+
+/* A process that exits while its thread's mask is set may have passed the
+ * thread's id on: the thread is counted as vanished, never as narrowed. */
+static void test_affinity_exit_during_set(void)
+{
+	struct np_actuator_sys sys = *np_actuator_sys_kernel();
+	struct np_actuator_params params;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator *act;
+	struct np_affinity_result res;
+	struct np_task task;
+	struct np_act_task at;
+	struct np_bitmap mine, one;
+	long pidfd = syscall(SYS_pidfd_open, getpid(), 0);
+	int child;
+
+	if (pidfd >= 0)
+		close((int)pidfd);
+	CHECK_INT(np_actuator_sys_kernel()->get_affinity(NULL, 0, &mine), 0);
+	if (np_bitmap_weight(&mine) < 2 || pidfd < 0) {
+		printf("one CPU or no pidfd: a death during the set is not exercised\n");
+		return;
+	}
+	child = spawn_child(1);
+	CHECK(child > 0);
+	if (child <= 0)
+		return;
+	sys.set_affinity = dying_set_affinity;
+	sys.data = &child;
+	np_actuator_params_init(&params);
+	params.sys = &sys;
+	setup("/", "host", &ctx, &topo, &stats);
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	live_task(&task, child);
+	np_act_task_init(&at);
+	np_bitmap_zero(&one);
+	np_bitmap_set(&one, (unsigned)np_bitmap_next(&mine, 0));
+	CHECK_INT(np_actuator_set_affinity(act, &at, &task, NULL, &one, &res), -ESRCH);
+	CHECK_INT(res.nr, 1);
+	CHECK_INT(res.counts[NP_THREAD_NARROWED], 0);
+	CHECK_INT(res.counts[NP_THREAD_VANISHED], 1);
+	np_affinity_result_clear(&res);
+	waitpid(child, NULL, 0);
+	np_act_task_release(&at);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 int main(void)
 {
 	CHECK_INT(np_memory_reader_new(&mem_reader), 0);
@@ -1311,6 +1373,7 @@ int main(void)
 	test_kernel_move_pages_self();
 	test_identity();
 	test_real_affinity();
+	test_affinity_exit_during_set();
 	test_real_batches();
 	test_dense_ranges_skip_lookups();
 	test_stop_hook();
