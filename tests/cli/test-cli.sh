@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 expect() {
 	want=$1 pattern=$2
 	shift 2
-	timeout 30 "$bin" "$@" >"$tmp/out" 2>&1
+	timeout 200 "$bin" "$@" >"$tmp/out" 2>&1
 	got=$?
 	if [ "$got" != "$want" ] || ! grep -q -- "$pattern" "$tmp/out"; then
 		echo "FAIL: numaplaced $*: exit $got (want $want), output:"
