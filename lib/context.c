@@ -429,6 +429,17 @@ int np_ctx_read_file(const struct np_ctx *ctx, const char *path, size_t max_len,
 	return np_ctx_read_file_at(ctx, ctx->root_fd, NULL, path, max_len, buf, len);
 }
 
+const char *np_nth_line(const char *buf, size_t len, unsigned lineno, int *line_len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+
+	for (unsigned i = 1; i < lineno && (nl = memchr(p, '\n', (size_t)(end - p))); i++)
+		p = nl + 1;
+	nl = memchr(p, '\n', (size_t)(end - p));
+	*line_len = (int)((nl ? nl : end) - p);
+	return p;
+}
+
 bool np_is_vanished_error(int err)
 {
 	if (err < 0)

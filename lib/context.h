@@ -101,6 +101,11 @@ const char *np_file_strerror(int err);
 /* Read a whole already-open fd the same way (does not close it). */
 int np_read_fd(int fd, size_t max_len, char **buf, size_t *len);
 
+/* Line @lineno (1-based) of @buf, for a message that quotes a bad line:
+ * its start, and in *@line_len its length up to the newline. A @lineno
+ * past the end gives what is left of the buffer, perhaps nothing. */
+const char *np_nth_line(const char *buf, size_t len, unsigned lineno, int *line_len);
+
 /* True for the errors a task that exited or exec'd between two reads gives:
  * such a task is dropped quietly. */
 bool np_is_vanished_error(int err);

@@ -291,8 +291,7 @@ int np_cpu_ticks_parse(const char *buf, size_t len, struct np_cpu_ticks **out, u
 	return 0;
 }
 
-/* "384.05 643.69": seconds since boot, with any number of decimals. */
-static int uptime_parse(const char *buf, size_t len, uint64_t *ms)
+int np_uptime_parse(const char *buf, size_t len, uint64_t *ms)
 {
 	const char *p = buf, *end = buf + len, *digits = buf;
 	uint64_t secs, frac = 0, scale = 1000;
@@ -319,18 +318,6 @@ static int uptime_parse(const char *buf, size_t len, uint64_t *ms)
 static const char *root_prefix(const struct np_ctx *ctx)
 {
 	return np_ctx_is_live(ctx) ? "" : np_ctx_root(ctx);
-}
-
-/* Line @lineno (1-based) of @buf for a message, up to its newline. */
-static const char *nth_line(const char *buf, size_t len, unsigned lineno, int *line_len)
-{
-	const char *p = buf, *end = buf + len, *nl;
-
-	for (unsigned i = 1; i < lineno && (nl = memchr(p, '\n', (size_t)(end - p))); i++)
-		p = nl + 1;
-	nl = memchr(p, '\n', (size_t)(end - p));
-	*line_len = (int)((nl ? nl : end) - p);
-	return p;
 }
 
 /* Read @name under the directory @dirfd (@what under the root); a
@@ -361,7 +348,7 @@ static int read_stat_at(struct np_ctx *ctx, int dirfd, const char *what, struct 
 	err = np_stat_parse(buf, len, st);
 	if (err) {
 		int line_len;
-		const char *line = nth_line(buf, len, 1, &line_len);
+		const char *line = np_nth_line(buf, len, 1, &line_len);
 
 		np_log(ctx, LOG_ERR, "%s/%s/stat: field %u is bad or missing: \"%.*s\"",
 		       root_prefix(ctx), what, st->bad_field, line_len, line);
@@ -429,7 +416,7 @@ static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct n
 	err = np_status_parse(buf, len, status);
 	if (err) {
 		int line_len;
-		const char *line = nth_line(buf, len, status->bad_line, &line_len);
+		const char *line = np_nth_line(buf, len, status->bad_line, &line_len);
 
 		np_log(ctx, LOG_ERR, "%s/%s/status:%u: bad value: \"%.*s\"", root_prefix(ctx), what,
 		       status->bad_line, line_len, line);
@@ -907,7 +894,7 @@ static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
 		np_log(ctx, LOG_ERR, "%s/proc/uptime: %s", root_prefix(ctx), strerror(-err));
 		return err;
 	}
-	err = uptime_parse(buf, len, ms);
+	err = np_uptime_parse(buf, len, ms);
 	if (err)
 		np_log(ctx, LOG_ERR, "%s/proc/uptime: not an uptime: \"%.*s\"", root_prefix(ctx),
 		       (int)strcspn(buf, "\n"), buf);
@@ -993,7 +980,7 @@ static int cpu_ticks_tree(struct np_task_source *src, struct np_cpu_ticks **out,
 	err = np_cpu_ticks_parse(buf, len, out, nr, &bad_line);
 	if (err == -EINVAL) {
 		int line_len;
-		const char *line = nth_line(buf, len, bad_line, &line_len);
+		const char *line = np_nth_line(buf, len, bad_line, &line_len);
 
 		np_log(src->ctx, LOG_ERR, "%s/proc/stat:%u: bad CPU line: \"%.*s\"",
 		       root_prefix(src->ctx), bad_line, line_len, line);

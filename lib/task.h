@@ -174,3 +174,10 @@ struct np_cpu_ticks {
  * -EINVAL with *bad_line set. */
 int np_cpu_ticks_parse(const char *buf, size_t len, struct np_cpu_ticks **out, unsigned *nr,
 		       unsigned *bad_line);
+
+/* Parse /proc/uptime ("384.05 643.69": seconds since boot, then idle time)
+ * of @len bytes (pure) into milliseconds; decimals past the third are
+ * dropped, the idle time is not read. Returns 0, or -EINVAL for anything
+ * but digits, an optional '.' and decimals, then a space, a newline or the
+ * end (and for seconds too large to count in milliseconds). */
+int np_uptime_parse(const char *buf, size_t len, uint64_t *ms);

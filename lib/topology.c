@@ -31,7 +31,7 @@ static int read_list(struct np_ctx *ctx, const char *path, struct np_bitmap *cpu
 
 /* Lines like "Node 0 MemTotal:       24571264 kB" (per node) or
  * "MemTotal:       24571264 kB" (/proc/meminfo). */
-static int read_meminfo(struct np_ctx *ctx, const char *path, struct np_node *node)
+int np_meminfo_parse(const char *buf, size_t len, struct np_node *out, unsigned *bad_line)
 {
 	static const struct {
 		const char *key;
@@ -41,53 +41,105 @@ static int read_meminfo(struct np_ctx *ctx, const char *path, struct np_node *no
 		{"MemFree:", offsetof(struct np_node, mem_free)},
 		{"FilePages:", offsetof(struct np_node, file_pages)},
 	};
-	char *buf, *line, *save = NULL;
-	size_t len;
+	/* Into a copy, so that a bad file leaves @out as it was. */
+	struct np_node node = *out;
+	const char *line = buf, *end = buf + len;
 	unsigned found = 0, lineno = 0;
+
+	*bad_line = 0;
+	while (line < end) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *p = line;
+
+		if (!eol)
+			eol = end;
+		lineno++;
+		if ((size_t)(eol - p) > 5 && memcmp(p, "Node ", 5) == 0) {
+			p += 5;
+			while (p < eol && *p >= '0' && *p <= '9')
+				p++;
+			while (p < eol && *p == ' ')
+				p++;
+		}
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			size_t klen = strlen(keys[i].key);
+			const char *digits;
+			uint64_t kb;
+
+			if ((size_t)(eol - p) < klen || memcmp(p, keys[i].key, klen) != 0)
+				continue;
+			for (digits = p + klen; digits < eol && *digits == ' '; digits++)
+				;
+			/* The kernel writes "%8lu kB": digits, then the unit. */
+			if (eol - digits < 4 || memcmp(eol - 3, " kB", 3) != 0 ||
+			    !np_parse_u64(digits, eol - 3, &kb) || kb > UINT64_MAX / 1024) {
+				*bad_line = lineno;
+				return -EINVAL;
+			}
+			*(uint64_t *)((char *)&node + keys[i].offset) = kb * 1024;
+			found |= 1u << i;
+		}
+		line = eol + 1;
+	}
+	if (!(found & 1))
+		return -EINVAL; /* no MemTotal line; *bad_line stays 0 */
+	*out = node;
+	return 0;
+}
+
+static int read_meminfo(struct np_ctx *ctx, const char *path, struct np_node *node)
+{
+	char *buf;
+	size_t len;
+	unsigned bad_line;
 	int err = np_ctx_read_file(ctx, path, SMALL_FILE, &buf, &len);
 
 	if (err)
 		return err;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *p = line;
+	err = np_meminfo_parse(buf, len, node, &bad_line);
+	if (err && bad_line) {
+		int line_len;
+		const char *line = np_nth_line(buf, len, bad_line, &line_len);
 
-		lineno++;
-		if (strncmp(p, "Node ", 5) == 0) {
-			p += 5;
-			p += strspn(p, "0123456789");
-			p += strspn(p, " ");
-		}
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			size_t klen = strlen(keys[i].key);
-			char *end;
-			unsigned long long kb;
-
-			if (strncmp(p, keys[i].key, klen) != 0)
-				continue;
-			errno = 0;
-			kb = strtoull(p + klen, &end, 10);
-			if (errno || end == p + klen || strcmp(end, " kB") != 0 ||
-			    kb > UINT64_MAX / 1024) {
-				np_log(ctx, LOG_ERR, "%s/%s:%u: bad value: \"%s\"", np_ctx_root(ctx),
-				       path, lineno, line);
-				free(buf);
-				return -EINVAL;
-			}
-			*(uint64_t *)((char *)node + keys[i].offset) = kb * 1024;
-			found |= 1u << i;
-		}
+		np_log(ctx, LOG_ERR, "%s/%s:%u: bad value: \"%.*s\"", np_ctx_root(ctx), path,
+		       bad_line, line_len, line);
+	} else if (err) {
+		np_log(ctx, LOG_ERR, "%s/%s: no MemTotal line", np_ctx_root(ctx), path);
 	}
 	free(buf);
-	if (!(found & 1)) {
-		np_log(ctx, LOG_ERR, "%s/%s: no MemTotal line", np_ctx_root(ctx), path);
+	return err;
+}
+
+int np_distance_parse(const char *buf, size_t len, unsigned n, unsigned *out)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned tmp[NP_MAX_NODES];
+
+	if (n == 0 || n > NP_MAX_NODES)
 		return -EINVAL;
+	while (end > p && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (unsigned j = 0; j < n; j++) {
+		const char *digits;
+		uint64_t v;
+
+		while (p < end && *p == ' ')
+			p++;
+		for (digits = p; p < end && *p != ' '; p++)
+			;
+		if (!np_parse_u64(digits, p, &v) || v == 0 || v > 255)
+			return -EINVAL;
+		tmp[j] = (unsigned)v;
 	}
+	if (p != end)
+		return -EINVAL; /* more numbers than nodes */
+	memcpy(out, tmp, n * sizeof(*out));
 	return 0;
 }
 
 static int read_distances(struct np_ctx *ctx, struct np_topology *topo, unsigned idx)
 {
-	char path[64], *buf, *p, *end;
+	char path[64], *buf;
 	size_t len;
 	int err;
 
@@ -102,24 +154,12 @@ static int read_distances(struct np_ctx *ctx, struct np_topology *topo, unsigned
 	if (err)
 		return err;
 	/* One number per online node, in ascending node order. */
-	p = buf;
-	for (unsigned j = 0; j < topo->nr_nodes; j++) {
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(p, &end, 10);
-		if (errno || end == p || v == 0 || v > 255) {
-			np_log(ctx, LOG_ERR, "%s/%s: expected %u distances: \"%.*s\"",
-			       np_ctx_root(ctx), path, topo->nr_nodes, (int)strcspn(buf, "\n"),
-			       buf);
-			free(buf);
-			return -EINVAL;
-		}
-		topo->distance[idx * topo->nr_nodes + j] = (unsigned)v;
-		p = end;
-	}
+	err = np_distance_parse(buf, len, topo->nr_nodes, &topo->distance[idx * topo->nr_nodes]);
+	if (err)
+		np_log(ctx, LOG_ERR, "%s/%s: expected %u distances: \"%.*s\"", np_ctx_root(ctx),
+		       path, topo->nr_nodes, (int)strcspn(buf, "\n"), buf);
 	free(buf);
-	return 0;
+	return err;
 }
 
 static int read_single_node(struct np_ctx *ctx, struct np_topology *topo)

@@ -25,6 +25,20 @@ struct np_topology {
 	int *cpu_node;         /* max_cpu + 1 entries: node id, or -1 */
 };
 
+/* Parse a meminfo file of @len bytes (pure; no NUL needed): a node's
+ * ("Node 0 MemTotal:  1024 kB") or /proc/meminfo ("MemTotal:  1024 kB").
+ * Sets @out's mem_total, mem_free and file_pages (in bytes) from the lines
+ * present; other lines are ignored. Returns 0, or -EINVAL with @out
+ * unchanged and *@bad_line the 1-based line whose value is not "N kB" (0:
+ * there is no MemTotal line). */
+int np_meminfo_parse(const char *buf, size_t len, struct np_node *out, unsigned *bad_line);
+
+/* Parse a node's distance file of @len bytes (pure): exactly @n numbers
+ * (1..NP_MAX_NODES of them), each 1..255, separated by spaces, a trailing
+ * newline allowed, into @out[0..n-1]. Returns 0, or -EINVAL with @out
+ * unchanged. */
+int np_distance_parse(const char *buf, size_t len, unsigned n, unsigned *out);
+
 /* Read the topology under the context's root. A machine without
  * /sys/devices/system/node (CONFIG_NUMA=n) reads as one node 0 holding every
  * online CPU and /proc/meminfo's memory. Returns 0 or -errno; malformed sysfs

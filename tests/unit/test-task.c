@@ -411,6 +411,37 @@ static void test_cpu_ticks(void)
 	CHECK_INT(np_cpu_ticks_parse("cpu0 1 2 3 4x\n", 14, &cpus, &nr, &bad_line), -EINVAL);
 }
 
+/* ---- np_uptime_parse ---- */
+
+static void test_uptime(void)
+{
+	uint64_t ms = 0;
+
+	CHECK_INT(np_uptime_parse("384.05 643.69\n", 14, &ms), 0);
+	CHECK_U64(ms, 384050);
+	CHECK_INT(np_uptime_parse("12.3456 4\n", 10, &ms), 0);
+	CHECK_U64(ms, 12345); /* decimals past milliseconds dropped */
+	CHECK_INT(np_uptime_parse("7", 1, &ms), 0);
+	CHECK_U64(ms, 7000);
+	CHECK_INT(np_uptime_parse("7.\n", 3, &ms), 0);
+	CHECK_U64(ms, 7000);
+	/* Only @len bytes are read. */
+	CHECK_INT(np_uptime_parse("9.5x", 3, &ms), 0);
+	CHECK_U64(ms, 9500);
+	/* The largest number of seconds whose milliseconds fit. */
+	CHECK_INT(np_uptime_parse("18446744073709550.999", 21, &ms), 0);
+	CHECK_U64(ms, 18446744073709550999ull);
+
+	ms = 42;
+	static const char *const bad[] = {
+	    "", ".5 1\n", "-1.00 2\n", "+1.00 2\n", " 1.00 2\n", "12.3x 4\n", "1e3 0\n",
+	    "18446744073709551.000 0\n", "99999999999999999999999.5 0\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_INT(np_uptime_parse(bad[i], strlen(bad[i]), &ms), -EINVAL);
+	CHECK_U64(ms, 42); /* untouched on error */
+}
+
 /* ---- fixture trees ---- */
 
 static void test_fixture_basic(void)
@@ -818,6 +849,7 @@ int main(void)
 	test_parsers_arbitrary_bytes();
 	test_status();
 	test_cpu_ticks();
+	test_uptime();
 	test_fixture_basic();
 	test_fixture_cpuset();
 	test_fixture_hostile();
