@@ -1,7 +1,7 @@
 #!/bin/sh
-# Build numaplaced twice (warnings as errors; ASan+UBSan) and run every test
-# suite. Ends with one line "N passed, N failed, N skipped" counted from
-# meson's own test logs.
+# Build numaplaced three times (warnings as errors; ASan+UBSan; clang's
+# libFuzzer with ASan+UBSan) and run every test suite. Ends with one line
+# "N passed, N failed, N skipped" counted from meson's own test logs.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -20,6 +20,9 @@ setup() {
 
 setup build -Dwerror=true
 setup build-san -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+# The fuzzers: clang, and no -Werror, since clang warns about things gcc
+# does not and the gcc builds above already hold the code to its warnings.
+CC=clang setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
 
 status=0
 meson test -C build --print-errorlogs --num-processes 2 --no-suite vm || status=1
@@ -31,7 +34,12 @@ meson test -C build --print-errorlogs --num-processes 1 --suite vm --logbase vml
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-san --print-errorlogs --num-processes 2 --no-suite vm || status=1
 
+# Each parser's fuzzer for NP_FUZZ_SECONDS (20) over its corpus: about two
+# and a half minutes on two CPUs.
+meson test -C build-fuzz --print-errorlogs --num-processes 2 --suite fuzz --logbase fuzzlog ||
+	status=1
+
 python3 tests/summary.py build/meson-logs/testlog.json build/meson-logs/vmlog.json \
-	build-san/meson-logs/testlog.json ||
+	build-san/meson-logs/testlog.json build-fuzz/meson-logs/fuzzlog.json ||
 	status=1
 exit $status
