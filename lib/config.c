@@ -438,7 +438,7 @@ static bool check_line(struct parser *p, const char *s, size_t n)
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parser *p = stream;
-	const char *s = p->buf + p->pos, *eol;
+	const char *s = p->buf + p->pos, *eol, *eq;
 	size_t n, start = 0;
 
 	if (p->pos >= p->len)
@@ -467,6 +467,12 @@ static char *read_line(char *str, int num, void *stream)
 	 * of the key before it. */
 	while (start < n && is_blank(s[start]))
 		start++;
+	/* A ';' right after the '=' starts a comment, as one after a blank
+	 * does for inih: np_config_write puts a blank after the '=', and what
+	 * it writes must read back as the same value. */
+	eq = memchr(s + start, '=', n - start);
+	if (eq && eq + 1 < s + n && eq[1] == ';')
+		n = (size_t)(eq + 1 - s);
 	memcpy(str, s + start, n - start);
 	strcpy(str + n - start, "\n");
 	return str;
