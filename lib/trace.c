@@ -166,6 +166,11 @@ static int parse_comm(struct parser *ps, char *comm)
 				return parse_error(ps, "bad escape in comm \"%.*s\"",
 						   (int)(ps->end - ps->p), ps->p);
 			ch = hi * 16 + lo;
+			/* A comm holds no NUL (the kernel's ends at the first):
+			 * one here would cut it short without a word. */
+			if (ch == 0)
+				return parse_error(ps, "NUL byte (\\x00) in comm \"%.*s\"",
+						   (int)(ps->end - ps->p), ps->p);
 			c += 3;
 		} else if (ch < '!' || ch > '~') {
 			return parse_error(ps, "unescaped byte 0x%02x in comm", ch);

@@ -29,7 +29,8 @@
  *
  * A task is listed at a scan from its n record until its x record; between
  * scans it keeps its last numbers. A pid is reused only after its x. Bytes of
- * a comm below '!' or above '~', and '\', are written as \xHH.
+ * a comm below '!' or above '~', and '\', are written as \xHH; a comm has
+ * no NUL, so \x00 is an error.
  *
  * The trace holds no numa_maps contents: replay estimates the bytes a read
  * would parse from RSS (NP_TRACE_NUMA_MAPS_*), and cannot decide placements.

@@ -152,6 +152,8 @@ static void test_parse_errors(void)
 	    {"numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1\n", "x:4: missing comm"},
 	    {"numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1 a\\x4\n",
 	     "x:4: bad escape in comm \"a\\x4\""},
+	    {"numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1 a\\x00b\n",
+	     "x:4: NUL byte (\\x00) in comm \"a\\x00b\""},
 	    {"numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1 a\tb\n",
 	     "x:4: unescaped byte 0x09 in comm"},
 	    {"numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1 a\nx 7 9\n",
