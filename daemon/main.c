@@ -28,6 +28,7 @@ struct options {
 	bool report;
 	bool status;
 	bool json;
+	bool by_cgroup;
 	bool check_config;
 	bool verbose;
 	bool dry_run;
@@ -57,6 +58,7 @@ static void usage(FILE *out)
 		"      --status          print the running daemon's view of every task it\n"
 		"                        looked at, and exit (3 when no daemon runs)\n"
 		"  -j, --json            with --report or --status: print JSON\n"
+		"      --by-cgroup       with --report: memory per node per cgroup\n"
 		"  -w, --advise=VCPUS:MIB print the nodes that have room for VCPUS busy CPUs\n"
 		"                        and MIB MiB now, as numad -w does, and exit\n"
 		"      --min-rss=MIB     with --report: leave out tasks below MIB (default 1)\n"
@@ -105,6 +107,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		OPT_RECORD,
 		OPT_REPLAY,
 		OPT_RUNTIME_DIR,
+		OPT_BY_CGROUP,
 		OPT_STATUS,
 	};
 	static const struct option longopts[] = {
@@ -115,6 +118,7 @@ static int parse_options(int argc, char **argv, struct options *opts)
 		{"replay", required_argument, NULL, OPT_REPLAY},
 		{"foreground", no_argument, NULL, 'f'},
 		{"json", no_argument, NULL, 'j'},
+		{"by-cgroup", no_argument, NULL, OPT_BY_CGROUP},
 		{"advise", required_argument, NULL, 'w'},
 		{"min-rss", required_argument, NULL, OPT_MIN_RSS},
 		{"root", required_argument, NULL, OPT_ROOT},
@@ -139,6 +143,9 @@ static int parse_options(int argc, char **argv, struct options *opts)
 			break;
 		case 'j':
 			opts->json = true;
+			break;
+		case OPT_BY_CGROUP:
+			opts->by_cgroup = true;
 			break;
 		case 'w':
 			opts->advise = optarg;
@@ -196,6 +203,10 @@ static int parse_options(int argc, char **argv, struct options *opts)
 	}
 	if (opts->json && !opts->report && !opts->status) {
 		fprintf(stderr, "numaplaced: --json goes with --report or --status\n");
+		return EXIT_USAGE;
+	}
+	if (opts->by_cgroup && !opts->report) {
+		fprintf(stderr, "numaplaced: --by-cgroup goes with --report\n");
 		return EXIT_USAGE;
 	}
 	if (opts->check_config + opts->report + opts->status + !!opts->replay_path +
@@ -256,8 +267,20 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 		np_ctx_free(ctx);
 		return EXIT_FAILURE;
 	}
-	err = opts->json ? np_report_write_json(report, stdout)
-			 : np_report_write_text(report, stdout);
+	if (opts->by_cgroup) {
+		struct np_cgroup_usage *rows;
+		size_t nr;
+
+		err = np_cgroup_usage_read(ctx, report, &rows, &nr);
+		if (!err) {
+			err = opts->json ? np_report_write_cgroups_json(report, rows, nr, stdout)
+					 : np_report_write_cgroups_text(report, rows, nr, stdout);
+			np_cgroup_usage_free(rows, nr);
+		}
+	} else {
+		err = opts->json ? np_report_write_json(report, stdout)
+				 : np_report_write_text(report, stdout);
+	}
 	np_snapshot_free(report);
 	np_ctx_free(ctx);
 	if (err || fflush(stdout) != 0) {

@@ -438,3 +438,120 @@ int np_report_write_json(const struct np_snapshot *report, FILE *out)
 	json_object_put(root);
 	return err;
 }
+
+static uint64_t row_bytes(const struct np_cgroup_usage *row, int node)
+{
+	if (node < 0 || (unsigned)node >= row->nr_node_slots)
+		return 0;
+	return row->anon_bytes[node] + row->file_bytes[node];
+}
+
+int np_report_write_cgroups_text(const struct np_snapshot *snap,
+				 const struct np_cgroup_usage *rows, size_t nr, FILE *out)
+{
+	const struct np_topology *topo = snap->topo;
+	char buf[32], cpus[64], mems[64];
+
+	write_topology_text(snap, out);
+	fprintf(out, "\n%5s", "TASKS");
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		snprintf(buf, sizeof(buf), "N%d", topo->nodes[i].id);
+		fprintf(out, " %8s", buf);
+	}
+	fprintf(out, " %8s  %-12s %-8s %-17s %s\n", "TOTAL", "CPUS", "MEMS", "SOURCE", "CGROUP");
+	for (size_t r = 0; r < nr; r++) {
+		const struct np_cgroup_usage *row = &rows[r];
+		uint64_t total = 0;
+
+		fprintf(out, "%5u", row->nr_tasks);
+		for (unsigned n = 0; n < row->nr_node_slots; n++)
+			total += row_bytes(row, (int)n);
+		for (unsigned i = 0; i < topo->nr_nodes; i++)
+			fprintf(out, " %8s",
+				np_human_bytes(row_bytes(row, topo->nodes[i].id), buf, sizeof(buf)));
+		if (np_bitmap_empty(&row->cpuset_cpus))
+			strcpy(cpus, "-");
+		else if (np_bitmap_format_list(&row->cpuset_cpus, cpus, sizeof(cpus)) >=
+			 sizeof(cpus))
+			strcpy(cpus + sizeof(cpus) - 4, "...");
+		if (np_nodeset_empty(&row->cpuset_mems))
+			strcpy(mems, "-");
+		else if (np_nodeset_format_list(&row->cpuset_mems, mems, sizeof(mems)) >=
+			 sizeof(mems))
+			strcpy(mems + sizeof(mems) - 4, "...");
+		fprintf(out, " %8s  %-12s %-8s %-17s %s\n",
+			np_human_bytes(total, buf, sizeof(buf)), cpus, mems,
+			np_cgroup_source_name(row->source), row->path ? row->path : "(none)");
+	}
+	if (!nr)
+		fprintf(out, "(no task above the size threshold)\n");
+	return ferror(out) ? -EIO : 0;
+}
+
+static json_object *slots_json(const uint64_t *a, const uint64_t *b, unsigned nr_slots)
+{
+	json_object *obj = json_object_new_object();
+	char key[16];
+
+	for (unsigned n = 0; n < nr_slots; n++) {
+		uint64_t v = a[n] + (b ? b[n] : 0);
+
+		if (!v)
+			continue;
+		snprintf(key, sizeof(key), "%u", n);
+		json_object_object_add(obj, key, json_u64(v));
+	}
+	return obj;
+}
+
+static json_object *cgroup_json(const struct np_cgroup_usage *row)
+{
+	json_object *obj = json_object_new_object(), *pids = json_object_new_array();
+	json_object *mems = NULL;
+
+	for (unsigned i = 0; i < row->nr_tasks; i++)
+		json_object_array_add(pids, json_object_new_int(row->pids[i]));
+	if (!np_nodeset_empty(&row->cpuset_mems)) {
+		mems = json_object_new_array();
+		np_nodeset_for_each(node, &row->cpuset_mems)
+		{
+			json_object_array_add(mems, json_object_new_int(node));
+		}
+	}
+	json_object_object_add(obj, "path", row->path ? json_object_new_string(row->path) : NULL);
+	json_object_object_add(obj, "pids", pids);
+	json_object_object_add(obj, "rss_bytes", json_u64(row->rss_bytes));
+	json_object_object_add(obj, "source",
+			       json_object_new_string(np_cgroup_source_name(row->source)));
+	json_object_object_add(obj, "node_bytes",
+			       slots_json(row->anon_bytes, row->file_bytes, row->nr_node_slots));
+	json_object_object_add(obj, "anon_node_bytes",
+			       slots_json(row->anon_bytes, NULL, row->nr_node_slots));
+	json_object_object_add(obj, "file_node_bytes",
+			       slots_json(row->file_bytes, NULL, row->nr_node_slots));
+	json_object_object_add(obj, "cpuset_cpus",
+			       np_bitmap_empty(&row->cpuset_cpus) ? NULL
+								  : cpus_json(&row->cpuset_cpus));
+	json_object_object_add(obj, "cpuset_mems", mems);
+	return obj;
+}
+
+int np_report_write_cgroups_json(const struct np_snapshot *snap,
+				 const struct np_cgroup_usage *rows, size_t nr, FILE *out)
+{
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	int err = 0;
+
+	json_object_object_add(root, "uptime_ms", json_u64(snap->uptime_ms));
+	json_object_object_add(root, "topology", topology_json(snap));
+	for (size_t r = 0; r < nr; r++)
+		json_object_array_add(arr, cgroup_json(&rows[r]));
+	json_object_object_add(root, "cgroups", arr);
+	if (fprintf(out, "%s\n",
+		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		err = -EIO;
+	json_object_put(root);
+	return err;
+}

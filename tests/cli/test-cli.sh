@@ -27,6 +27,7 @@ expect 2 "unrecognized option" --no-such-option
 expect 2 "requires an argument" --root
 expect 2 "unexpected argument" --report extra
 expect 2 "goes with --report" --json
+expect 2 "by-cgroup goes with --report" --by-cgroup
 expect 2 "not a size" --report --min-rss=12x
 
 expect 0 "Usage: numaplaced" --help
