@@ -5,14 +5,14 @@ set -eu
 
 BUILD_PKGS="gcc meson ninja-build pkg-config libnuma-dev libproc2-dev libevent-dev \
 libjson-c-dev libinih-dev libsystemd-dev xz-utils"
-# Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, and the
-# QEMU guest (tests/vm). libclang-rt-14-dev holds clang's libFuzzer and
-# sanitizer runtimes; clang only recommends it, and recommends are not
-# installed here.
+# Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, the
+# DaemonSet's YAML, and the QEMU guest (tests/vm). libclang-rt-14-dev holds
+# clang's libFuzzer and sanitizer runtimes; clang only recommends it, and
+# recommends are not installed here.
 VM_PKGS="python3 numactl qemu-system-x86 busybox-static cpio"
 # The Debian package (tests/packaging): its build and its checks.
 DEB_PKGS="dpkg-dev debhelper fakeroot lintian init-system-helpers"
-TEST_PKGS="clang libclang-rt-14-dev systemd util-linux $VM_PKGS $DEB_PKGS"
+TEST_PKGS="clang libclang-rt-14-dev systemd util-linux python3-yaml $VM_PKGS $DEB_PKGS"
 
 case "${1:-all}" in
 build) pkgs=$BUILD_PKGS ;;
