@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <ini.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,9 @@
 
 /* A config file is small; anything bigger is a mistake, not a config. */
 #define CONFIG_MAX_BYTES (1024 * 1024)
+/* Longest line, without its line ending: room for a list of a few hundred
+ * pids or patterns on one key, and still a bound on what one line costs. */
+#define LINE_MAX_BYTES 4096
 /* Past this many errors the rest of a file is noise (a binary, say). */
 #define MAX_ERRORS 100
 /* A comm (TASK_COMM_LEN - 1): a literal name longer than this never matches. */
@@ -315,8 +317,7 @@ struct parser {
 	const char *name;
 	const char *buf;
 	size_t len, pos;
-	unsigned line;	/* the line inih is handling */
-	int line_limit; /* longest line inih's buffer holds */
+	unsigned line; /* the line being handled */
 	struct np_config cfg;
 	unsigned set_on[NR_KEYS]; /* line a key was set on, 0 if not set */
 	bool bad[NR_KEYS];	  /* a key whose value was refused */
@@ -375,19 +376,18 @@ static bool is_key_char(char c)
 }
 
 /*
- * Check one raw line (without its line ending) before inih sees it. inih
- * tolerates things this file format refuses (section headers, "key: value",
- * continuation lines) and reports only the first line it cannot parse, with
- * no reason; checking here gives every bad line its own message. Returns
- * false for a line that must not reach inih.
+ * Check one raw line (without its line ending): every bad line gets its own
+ * message. The format is "key = value", comments on their own line; no
+ * sections, no "key: value", no continuation lines. Returns false for a line
+ * that is not to be handled.
  */
 static bool check_line(struct parser *p, const char *s, size_t n)
 {
 	size_t i = 0, eq, key_end;
 
-	if (n > (size_t)p->line_limit) {
+	if (n > LINE_MAX_BYTES) {
 		add_error(p, p->line, "line is %zu bytes long, longer than the limit of %d", n,
-			  p->line_limit);
+			  LINE_MAX_BYTES);
 		return false;
 	}
 	for (size_t c = 0; c < n; c++) {
@@ -432,50 +432,72 @@ static bool check_line(struct parser *p, const char *s, size_t n)
 	return true;
 }
 
-/* inih's line reader: one line of the buffer per call, so p->line is the
- * line inih is handling when it calls the handler. A refused line is handed
- * over as a blank one. */
-static char *read_line(char *str, int num, void *stream)
-{
-	struct parser *p = stream;
-	const char *s = p->buf + p->pos, *eol, *eq;
-	size_t n, start = 0;
+static void handle_key(struct parser *p, const char *name, const char *value);
 
-	if (p->pos >= p->len)
-		return NULL;
-	if (p->nr_errors >= MAX_ERRORS) {
-		add_error(p, p->line, "too many errors, stopped reading");
-		return NULL;
+/* Split a checked, non-blank line into its key and value, both without
+ * the blanks around them, and hand them over. A ';' after a blank or right
+ * after the '=' starts a comment that runs to the end of the line ("a;b"
+ * is a pattern). */
+static void handle_line(struct parser *p, const char *s, size_t n)
+{
+	const char *eq = memchr(s, '=', n), *key = s, *value = eq + 1, *end = s + n;
+	const char *key_end = eq;
+	char *name, *val;
+
+	while (key < key_end && is_blank(*key))
+		key++;
+	if (key == key_end || *key == '#' || *key == ';')
+		return;
+	while (key_end > key && is_blank(key_end[-1]))
+		key_end--;
+	for (const char *c = value; c < end; c++) {
+		/* Also right after the '=': np_config_write puts a blank
+		 * there, and what it writes must read back the same. */
+		if (*c == ';' && (c == value || is_blank(c[-1]))) {
+			end = c;
+			break;
+		}
 	}
-	eol = memchr(s, '\n', p->len - p->pos);
-	n = eol ? (size_t)(eol - s) : p->len - p->pos;
-	p->pos += n + (eol ? 1 : 0);
-	p->line++;
-	/* CRLF files are accepted: the CR of a line ending is dropped. */
-	if (n > 0 && s[n - 1] == '\r')
-		n--;
-	/* So is a UTF-8 byte order mark. */
-	if (p->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
-		s += 3;
-		n -= 3;
+	while (value < end && is_blank(*value))
+		value++;
+	while (end > value && is_blank(end[-1]))
+		end--;
+	name = strndup(key, (size_t)(key_end - key));
+	val = strndup(value, (size_t)(end - value));
+	if (name && val)
+		handle_key(p, name, val);
+	else
+		p->out_of_memory = true;
+	free(name);
+	free(val);
+}
+
+/* Every line of the buffer, p->line counting them. */
+static void parse_lines(struct parser *p)
+{
+	while (p->pos < p->len && !p->out_of_memory) {
+		const char *s = p->buf + p->pos, *eol;
+		size_t n;
+
+		if (p->nr_errors >= MAX_ERRORS) {
+			add_error(p, p->line, "too many errors, stopped reading");
+			return;
+		}
+		eol = memchr(s, '\n', p->len - p->pos);
+		n = eol ? (size_t)(eol - s) : p->len - p->pos;
+		p->pos += n + (eol ? 1 : 0);
+		p->line++;
+		/* CRLF files are accepted: the CR of a line ending is dropped. */
+		if (n > 0 && s[n - 1] == '\r')
+			n--;
+		/* So is a UTF-8 byte order mark. */
+		if (p->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+			s += 3;
+			n -= 3;
+		}
+		if (check_line(p, s, n) && memchr(s, '=', n))
+			handle_line(p, s, n);
 	}
-	p->line_limit = num - 3;
-	strcpy(str, "\n");
-	if (!check_line(p, s, n))
-		return str;
-	/* Without leading blanks inih never takes a line as the continuation
-	 * of the key before it. */
-	while (start < n && is_blank(s[start]))
-		start++;
-	/* A ';' right after the '=' starts a comment, as one after a blank
-	 * does for inih: np_config_write puts a blank after the '=', and what
-	 * it writes must read back as the same value. */
-	eq = memchr(s + start, '=', n - start);
-	if (eq && eq + 1 < s + n && eq[1] == ';')
-		n = (size_t)(eq + 1 - s);
-	memcpy(str, s + start, n - start);
-	strcpy(str + n - start, "\n");
-	return str;
 }
 
 /* A decimal number with nothing else: no sign, no blanks, no suffix. */
@@ -655,29 +677,28 @@ static bool set_listen(struct parser *p, const struct key *k, const char *value)
 	return true;
 }
 
-static int handle_key(void *user, const char *section, const char *name, const char *value)
+static void handle_key(struct parser *p, const char *name, const char *value)
 {
-	struct parser *p = user;
 	const struct key *k = find_key(name);
 	size_t i;
 	bool ok;
 
 	if (!k) {
 		add_error(p, p->line, "unknown key '%s'", name);
-		return 0;
+		return;
 	}
 	i = (size_t)(k - keys);
 	if (p->set_on[i]) {
 		add_error(p, p->line, "duplicate key '%s' (first set on line %u)", name,
 			  p->set_on[i]);
-		return 0;
+		return;
 	}
 	p->set_on[i] = p->line;
 	if (!*value &&
 	    (k->kind == KIND_U64 || k->kind == KIND_UNSIGNED || k->kind == KIND_CHOICE)) {
 		add_error(p, p->line, "%s: missing value", name);
 		p->bad[i] = true;
-		return 0;
+		return;
 	}
 	switch (k->kind) {
 	case KIND_U64:
@@ -695,7 +716,6 @@ static int handle_key(void *user, const char *section, const char *name, const c
 		break;
 	}
 	p->bad[i] = !ok;
-	return ok;
 }
 
 /* Where a value came from, for messages about two keys. */
@@ -752,14 +772,10 @@ int np_config_parse(const char *name, const char *buf, size_t len, struct np_con
 		    struct np_config_errors *errs)
 {
 	struct parser p = {.name = name ? name : "(config)", .buf = buf, .len = len};
-	int bad_line, err = 0;
+	int err = 0;
 
 	np_config_init(&p.cfg);
-	bad_line = ini_parse_stream(read_line, &p, handle_key, &p);
-	if (bad_line == -2)
-		p.out_of_memory = true;
-	else if (bad_line > 0 && p.nr_errors == 0)
-		add_error(&p, (unsigned)bad_line, "cannot parse this line");
+	parse_lines(&p);
 	check_ordered_keys(&p);
 
 	if (p.out_of_memory)

@@ -9,7 +9,7 @@
 #include "listen.h"
 
 /*
- * The configuration file: flat "key = value" lines, read with libinih.
+ * The configuration file: flat "key = value" lines of up to 4096 bytes.
  * Every key, its default and its range are documented in the shipped
  * conf/numaplaced.conf and in numaplaced.conf(5); the key table in config.c
  * is the one place the code defines them.

@@ -4,7 +4,7 @@
 set -eu
 
 BUILD_PKGS="gcc meson ninja-build pkg-config libnuma-dev libproc2-dev libevent-dev \
-libjson-c-dev libinih-dev libsystemd-dev xz-utils"
+libjson-c-dev libsystemd-dev xz-utils"
 # Tests: clang's libFuzzer, systemd-analyze, numastat/migratepages, the
 # DaemonSet's YAML, and the QEMU guest (tests/vm). libclang-rt-14-dev holds
 # clang's libFuzzer and sanitizer runtimes; clang only recommends it, and

@@ -451,7 +451,7 @@ static void test_lexical(void)
 	static const char nul[] = "min_rss_mb = 5\nmin_cpu_percent = 1\0 0\ntick_ms = 100\n";
 	struct np_config cfg;
 	struct np_config_errors errs = {0};
-	char long_line[400];
+	char long_line[4100];
 
 	np_config_init(&cfg);
 	/* A NUL byte is an error on its line, not the end of the file. */
@@ -482,18 +482,18 @@ static void test_lexical(void)
 	CHECK_STR(only_error("tick_ms = 100 # faster\n"),
 		  "t.conf:1: tick_ms: '100 # faster' is not a non-negative integer");
 
-	/* The longest line inih holds, and one byte more. */
+	/* The longest line taken, and one byte more. */
 	memset(long_line, ' ', sizeof(long_line));
 	memcpy(long_line, "include_comm = a", 16);
-	long_line[196] = 'b';
-	long_line[197] = '\0';
+	long_line[4095] = 'b';
+	long_line[4096] = '\0';
 	np_config_init(&cfg);
 	CHECK_INT(parse(long_line, &cfg, &errs), 0);
 	CHECK_INT(cfg.include_comm.n, 2);
-	long_line[197] = 'c';
-	long_line[198] = '\0';
+	long_line[4096] = 'c';
+	long_line[4097] = '\0';
 	CHECK_STR(only_error(long_line),
-		  "t.conf:1: line is 198 bytes long, longer than the limit of 197");
+		  "t.conf:1: line is 4097 bytes long, longer than the limit of 4096");
 	np_config_free(&cfg);
 }
 
