@@ -24,6 +24,7 @@ struct np_nm_parser {
 	struct np_nm_totals totals;
 	uint64_t anon_bytes[NP_MAX_NODES];
 	uint64_t file_bytes[NP_MAX_NODES];
+	uint64_t all_bytes; /* the sum of both over every node: kept in 64 bits too */
 
 	unsigned line; /* lines completed so far */
 	char *carry;   /* the start of a line cut by a chunk boundary */
@@ -368,20 +369,24 @@ static bool is_node_key(const char *s, const char *eq)
 }
 
 /* Add the line's pages to the totals: all checked first, so a line that
- * would overflow adds nothing. */
+ * would overflow adds nothing. The task's total over all nodes is checked
+ * too: every per-node sum a reader makes of these is then at most that. */
 static int add_to_totals(struct np_nm_parser *p, const struct np_nm_vma *v)
 {
 	uint64_t *dst = v->file ? p->file_bytes : p->anon_bytes;
+	uint64_t all = p->all_bytes;
 	unsigned i;
 
 	for (i = 0; i < v->nr_nodes; i++) {
 		uint64_t bytes, sum;
 
 		if (__builtin_mul_overflow(p->nodes[i].pages, v->kernel_page_bytes, &bytes) ||
-		    __builtin_add_overflow(dst[p->nodes[i].node], bytes, &sum))
+		    __builtin_add_overflow(dst[p->nodes[i].node], bytes, &sum) ||
+		    __builtin_add_overflow(all, bytes, &all))
 			return fail(p, "N%d=%" PRIu64 " overflows a 64-bit byte total",
 				    p->nodes[i].node, p->nodes[i].pages);
 	}
+	p->all_bytes = all;
 	for (i = 0; i < v->nr_nodes; i++)
 		dst[p->nodes[i].node] += p->nodes[i].pages * v->kernel_page_bytes;
 	if (v->nr_nodes && (unsigned)p->nodes[v->nr_nodes - 1].node >= p->totals.nr_node_slots)
@@ -714,6 +719,7 @@ void np_nm_parser_reset(struct np_nm_parser *p)
 {
 	memset(p->anon_bytes, 0, p->totals.nr_node_slots * sizeof(p->anon_bytes[0]));
 	memset(p->file_bytes, 0, p->totals.nr_node_slots * sizeof(p->file_bytes[0]));
+	p->all_bytes = 0;
 	p->totals.nr_node_slots = 0;
 	p->totals.vmas = 0;
 	p->totals.unknown_tokens = 0;

@@ -663,6 +663,13 @@ static void test_malformed(void)
 	check_bad("00400000 default N0=4503599627370495 kernelpagesize_kB=4\n"
 		  "00401000 default N0=1 kernelpagesize_kB=4\n",
 		  2, "overflows");
+	/* Two nodes that fit alone but whose sum, the task's total, does not:
+	 * 2^51 pages of 4 KiB on each would read as no memory at all. */
+	check_bad("00400000 default N0=2251799813685248 N1=2251799813685248 kernelpagesize_kB=4\n",
+		  1, "N1=2251799813685248 overflows");
+	check_bad("00400000 default N0=2251799813685248 kernelpagesize_kB=4\n"
+		  "00401000 default file=/a N1=2251799813685248 kernelpagesize_kB=4\n",
+		  2, "overflows");
 }
 
 static void test_nul_and_huge_line(void)
