@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "task.h"
+#include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -84,7 +85,8 @@ static int stat_store(struct np_stat *out, unsigned field, const char *tok, size
 	case 15:
 		return parse_unsigned(tok, len, UINT64_MAX, &out->stime);
 	case 20:
-		if (parse_unsigned(tok, len, LONG_MAX, &v))
+		/* Each thread holds a pid: more than there can be is no count. */
+		if (parse_unsigned(tok, len, NP_CONFIG_PID_MAX, &v))
 			return -EINVAL;
 		out->nr_threads = (long)v;
 		return 0;
@@ -230,7 +232,9 @@ static int cpu_line_parse(const char *p, const char *end, struct np_cpu_ticks *o
 	tok = p;
 	while (p < end && *p != ' ')
 		p++;
-	if (parse_unsigned(tok, (size_t)(p - tok), INT_MAX, &v[0]))
+	/* The load table is indexed by CPU number: one no CPU mask can hold
+	 * is refused rather than sized for. */
+	if (parse_unsigned(tok, (size_t)(p - tok), NP_MAX_CPUS - 1, &v[0]))
 		return -EINVAL;
 	out->cpu = (int)v[0];
 	v[0] = 0;

@@ -220,6 +220,14 @@ static void test_stat_bad_fields(void)
 	CHECK_INT(st.bad_field, 22);
 	CHECK_INT(parse_with_field(14, "-1", &st), -EINVAL);
 	CHECK_INT(parse_with_field(20, "-3", &st), -EINVAL);
+	/* A thread count is at most the number of pids, never LONG_MAX
+	 * (which an unsigned count would show as 4294967295). */
+	CHECK_INT(parse_with_field(20, "4194304", &st), 0);
+	CHECK_INT(st.nr_threads, 4194304);
+	CHECK_INT(parse_with_field(20, "4194305", &st), -EINVAL);
+	CHECK_INT(st.bad_field, 20);
+	CHECK_INT(parse_with_field(20, "9223372036854775807", &st), -EINVAL);
+	CHECK_INT(st.bad_field, 20);
 	CHECK_INT(parse_with_field(39, "2147483647", &st), 0);
 	CHECK_INT(st.processor, INT_MAX);
 	CHECK_INT(parse_with_field(39, "2147483648", &st), -EINVAL);
@@ -409,6 +417,17 @@ static void test_cpu_ticks(void)
 	CHECK_INT(bad_line, 2);
 	CHECK_INT(np_cpu_ticks_parse("cpuX 1 2 3 4\n", 13, &cpus, &nr, &bad_line), -EINVAL);
 	CHECK_INT(np_cpu_ticks_parse("cpu0 1 2 3 4x\n", 14, &cpus, &nr, &bad_line), -EINVAL);
+
+	/* The CPU number sizes the load table: past what a CPU mask holds it
+	 * is refused, not allocated for (cpu99999999 cost 2.3 GB). */
+	CHECK_INT(np_cpu_ticks_parse("cpu8191 1 2 3 4\n", 16, &cpus, &nr, &bad_line), 0);
+	CHECK_INT(cpus[0].cpu, NP_MAX_CPUS - 1);
+	free(cpus);
+	CHECK_INT(np_cpu_ticks_parse("cpu0 1 2 3 4\ncpu8192 1 2 3 4\n", 29, &cpus, &nr, &bad_line),
+		  -EINVAL);
+	CHECK_INT(bad_line, 2);
+	CHECK_INT(np_cpu_ticks_parse("cpu99999999 1 2 3 4\n", 20, &cpus, &nr, &bad_line), -EINVAL);
+	CHECK_INT(bad_line, 1);
 }
 
 /* ---- np_uptime_parse ---- */
