@@ -397,6 +397,7 @@ static int run_replay(const struct options *opts, const struct np_config *cfg)
 {
 	struct np_replay_result result;
 	struct np_trace *trace;
+	uint64_t span_ms = 0;
 	char *err_text = NULL;
 	int err;
 
@@ -406,6 +407,8 @@ static int run_replay(const struct options *opts, const struct np_config *cfg)
 		free(err_text);
 		return EXIT_FAILURE;
 	}
+	if (trace->nr_scans)
+		span_ms = trace->scans[trace->nr_scans - 1].uptime_ms - trace->scans[0].uptime_ms;
 	/* Tasks that lived under a second are the ones slow start is for. */
 	err = np_replay_run(trace, cfg, 1000, &result);
 	if (!err)
@@ -416,6 +419,13 @@ static int run_replay(const struct options *opts, const struct np_config *cfg)
 			"numaplaced: replaying %s: include_cgroup and exclude_cgroup cannot be "
 			"replayed: traces hold no cgroups\n",
 			opts->replay_path);
+		return EXIT_FAILURE;
+	}
+	if (err == -E2BIG) {
+		fprintf(stderr,
+			"numaplaced: replaying %s: the trace spans %" PRIu64 " ms, %u ticks or more "
+			"of tick_ms %" PRIu64 "\n",
+			opts->replay_path, span_ms, NP_REPLAY_MAX_TICKS, cfg->tick_ms);
 		return EXIT_FAILURE;
 	}
 	if (err) {

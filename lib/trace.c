@@ -737,6 +737,8 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 		nr_tasks += trace->events[i].type == NP_TRACE_NEW;
 	now = trace->scans[0].uptime_ms;
 	last = trace->scans[trace->nr_scans - 1].uptime_ms;
+	if ((last - now) / cfg->tick_ms >= NP_REPLAY_MAX_TICKS)
+		return -E2BIG;
 	tasks = calloc(nr_tasks ? nr_tasks : 1, sizeof(*tasks));
 	if (!tasks)
 		return -ENOMEM;
@@ -751,6 +753,9 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 			err = np_trace_player_step(player, &list);
 			if (err < 0)
 				goto out;
+			/* A scan at uptime UINT64_MAX reads like "none left". */
+			if (err == 0)
+				break;
 			for (unsigned i = 0; i < list->nr; i++)
 				tasks[np_trace_player_task_id(player, i)].last_age_ms =
 				    list->tasks[i].age_ms;

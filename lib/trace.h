@@ -143,6 +143,10 @@ int np_trace_writer_scan(struct np_trace_writer *writer, const struct np_task_li
  * the last writes failed; NULL is accepted. */
 int np_trace_writer_free(struct np_trace_writer *writer);
 
+/* The most ticks a replay plays: 10 million, 116 days at the default
+ * tick_ms, where a recorded trace covers hours. */
+#define NP_REPLAY_MAX_TICKS 10000000u
+
 /* What running the scheduler over a trace counted. */
 struct np_replay_result {
 	uint64_t duration_ms; /* first to last scan of the trace */
@@ -171,8 +175,10 @@ struct np_replay_result {
  * it exited with a last listed age below @short_lived_ms. The configuration's
  * filter applies as in the daemon; traces hold no cgroups, so a config with
  * cgroup rules is refused (-EOPNOTSUPP) rather than replayed as if it had
- * none. Returns 0, -EINVAL (tick_ms 0, or a config np_sched_new refuses),
- * -EOPNOTSUPP or -ENOMEM.
+ * none. Every tick is played, so a trace spanning NP_REPLAY_MAX_TICKS ticks
+ * or more is refused (-E2BIG) rather than played for days. Returns 0,
+ * -EINVAL (tick_ms 0, or a config np_sched_new refuses), -EOPNOTSUPP, -E2BIG
+ * or -ENOMEM.
  */
 int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 		  uint64_t short_lived_ms, struct np_replay_result *result);

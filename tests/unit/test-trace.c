@@ -345,6 +345,33 @@ static void test_replay_handmade(void)
 	free(text);
 }
 
+/* Uptimes at the end of the range: a scan at UINT64_MAX, the value that
+ * also means "no scan left", is played once (it looped forever), and a
+ * span of more ticks than a replay plays is refused, not played for ages. */
+static void test_replay_huge_uptime(void)
+{
+	static const char last_only[] =
+	    "numaplaced-trace 1\nhz 100\nt 18446744073709551615\nn 7 0 0 1 1 1 a\n";
+	static const char huge_span[] =
+	    "numaplaced-trace 1\nhz 100\nt 5000\nn 7 0 0 1 1 1 a\nt 18446744073709551615\n";
+	struct np_config cfg = test_config();
+	struct np_replay_result r;
+	struct np_trace *trace;
+	char *err = NULL;
+
+	CHECK_INT(np_trace_parse("x", last_only, strlen(last_only), &trace, &err), 0);
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), 0);
+	CHECK_U64(r.trace_scans, 1);
+	CHECK_U64(r.ticks, 1);
+	CHECK_U64(r.tasks, 1);
+	np_trace_free(trace);
+
+	CHECK_INT(np_trace_parse("x", huge_span, strlen(huge_span), &trace, &err), 0);
+	CHECK_INT(np_replay_run(trace, &cfg, 1000, &r), -E2BIG);
+	np_trace_free(trace);
+	CHECK(err == NULL);
+}
+
 /* The configuration's filter applies to a replay as in the daemon; cgroup
  * rules, which a trace cannot answer, make the replay refuse. */
 static void test_replay_filter(void)
@@ -483,6 +510,7 @@ int main(int argc, char **argv)
 	test_parse_damaged();
 	test_load_missing();
 	test_replay_handmade();
+	test_replay_huge_uptime();
 	test_replay_filter();
 	test_replay_shipped("kbuild");
 	test_replay_shipped("hackbench");
