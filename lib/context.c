@@ -444,5 +444,12 @@ bool np_is_vanished_error(int err)
 {
 	if (err < 0)
 		err = -err;
-	return err == ENOENT || err == ESRCH || err == EACCES || err == EINVAL || err == EPERM;
+	return err == ENOENT || err == ESRCH || err == EINVAL;
+}
+
+bool np_is_permission_error(int err)
+{
+	if (err < 0)
+		err = -err;
+	return err == EACCES || err == EPERM;
 }

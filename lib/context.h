@@ -109,3 +109,8 @@ const char *np_nth_line(const char *buf, size_t len, unsigned lineno, int *line_
 /* True for the errors a task that exited or exec'd between two reads gives:
  * such a task is dropped quietly. */
 bool np_is_vanished_error(int err);
+
+/* True for -EACCES and -EPERM (either sign): the kernel refused for want of
+ * privilege, and the task is still there. Counted and said, never taken for
+ * a task that vanished. */
+bool np_is_permission_error(int err);

@@ -49,6 +49,7 @@ struct np_engine {
 		int kernel_numa_balancing;
 		uint64_t uptime_ms, at_ms;
 	} decided;
+	bool denied_logged;	      /* the first permission failure was explained */
 
 	bool (*should_stop)(void *data);
 	void *stop_data;
@@ -509,6 +510,38 @@ static int read_share_keys(struct np_engine *engine, int dirfd, const char *dir,
 	return e->share_keys ? 0 : -ENOMEM;
 }
 
+/* A call the kernel refused for want of privilege (counted by whoever made
+ * it). The first is explained at warning; the rest, one per task and call
+ * (a report of a machine's tasks would list all), are info under one
+ * format, which the daemon's logger rate-limits. */
+static void log_denied(struct np_engine *engine, const struct np_task *task, const char *what,
+		       int err)
+{
+	if (!engine->denied_logged) {
+		engine->denied_logged = true;
+		np_log(engine->ctx, LOG_WARNING,
+		       "pid %d (%s): %s: %s: not allowed for this task, which is left alone "
+		       "(the daemon needs CAP_SYS_PTRACE and CAP_SYS_NICE for other users' "
+		       "tasks); every refusal is counted in numaplaced_permission_denied_total",
+		       task->pid, task->comm, what, strerror(-err));
+		return;
+	}
+	np_log(engine->ctx, LOG_INFO, "pid %d (%s): %s: %s", task->pid, task->comm, what,
+	       strerror(-err));
+}
+
+/* Permission failures counted so far, of every kind: a call that adds to
+ * them was refused by the kernel, which an -EPERM the actuator returns for a
+ * kernel thread, say, was not. */
+static uint64_t denied_total(const struct np_engine *engine)
+{
+	uint64_t n = 0;
+
+	for (unsigned c = 0; c < NP_CALL_NR; c++)
+		n += np_stats_permission_denied(engine->stats, (enum np_stat_call)c);
+	return n;
+}
+
 /* Read one entry's details (unless the scheduler's filter already did) and
  * memory, through its directory checked once more: the pid may have
  * changed hands since the details were read. Returns 0, 1 when the task is
@@ -538,6 +571,11 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 	if (err == -ESRCH || err == -EINVAL || np_is_vanished_error(err) ||
 	    np_is_odd_file_error(err))
 		return 1;
+	if (np_is_permission_error(err)) {
+		np_stats_add_failure(engine->stats, NP_CALL_READ, err);
+		log_denied(engine, &e->task, "reading its memory", err);
+		return 1;
+	}
 	if (err)
 		return err;
 	return 0;
@@ -647,12 +685,14 @@ nomem:
 }
 
 /* Log what an action did; the daemon logs the decision itself. */
-static void log_move(const struct np_engine *engine, const struct np_snap_task *e,
-		     const struct np_move_result *res, int err)
+static void log_move(struct np_engine *engine, const struct np_snap_task *e,
+		     const struct np_move_result *res, int err, bool denied)
 {
 	const struct np_action *a = &e->action;
 
-	if (!err)
+	if (denied)
+		log_denied(engine, &e->task, "moving its pages", err);
+	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
 		       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
 		       e->task.pid, e->task.comm, (unsigned long long)res->pages_moved,
@@ -663,12 +703,21 @@ static void log_move(const struct np_engine *engine, const struct np_snap_task *
 		       e->task.pid, e->task.comm, a->target_node, strerror(-err));
 }
 
-static void log_affinity(const struct np_engine *engine, const struct np_snap_task *e,
-			 const struct np_affinity_result *res, int err)
+static void log_affinity(struct np_engine *engine, const struct np_snap_task *e,
+			 const struct np_affinity_result *res, int err, bool denied)
 {
 	const struct np_action *a = &e->action;
 	char cpus[128];
 
+	/* Once per task, not per thread: one refused thread means all are. */
+	for (unsigned i = 0; denied && i < res->nr; i++) {
+		if (res->threads[i].outcome == NP_THREAD_FAILED &&
+		    np_is_permission_error(res->threads[i].err)) {
+			log_denied(engine, &e->task, "setting its threads' CPU affinity",
+				   res->threads[i].err);
+			break;
+		}
+	}
 	np_bitmap_format_list(&a->target_cpus, cpus, sizeof(cpus));
 	if (err && err != -EAGAIN)
 		np_log(engine->ctx, LOG_INFO, "pid %d (%s): setting CPUs %s: %s", e->task.pid,
@@ -705,9 +754,11 @@ static void act_threads(struct np_engine *engine, struct np_snap_task *e, struct
 	}
 	ac->started = true;
 	if (a->set_affinity) {
+		uint64_t denied = denied_total(engine);
+
 		ac->err = np_actuator_set_affinity(engine->act, &st->act, &e->task, &a->from_cpus,
 						   &a->target_cpus, &ares);
-		log_affinity(engine, e, &ares, ac->err);
+		log_affinity(engine, e, &ares, ac->err, denied_total(engine) > denied);
 		ac->narrowed = ares.counts[NP_THREAD_NARROWED];
 	}
 	np_affinity_result_clear(&ares);
@@ -725,9 +776,11 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 	if (!ac->started)
 		return;
 	if (!err && a->move_pages) {
+		uint64_t denied = denied_total(engine);
+
 		err = np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
 					     a->target_node, a->move_bytes, &res);
-		log_move(engine, e, &res, err);
+		log_move(engine, e, &res, err, denied_total(engine) > denied);
 		e->moved_bytes = res.bytes_moved;
 	}
 	/* The actuator counts its own skips (vanished, backoff, rate). */

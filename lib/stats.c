@@ -36,6 +36,7 @@ struct stats_hot {
 	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
+	uint64_t permission_denied[NP_CALL_NR]; /* the EACCES and EPERM of failures */
 };
 
 struct migrated_cell {
@@ -176,8 +177,11 @@ void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages)
 
 void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err)
 {
-	if ((unsigned)action < NP_CALL_NR)
-		stats->hot.failures[action][errno_slot(err)]++;
+	if ((unsigned)action >= NP_CALL_NR)
+		return;
+	stats->hot.failures[action][errno_slot(err)]++;
+	if (np_is_permission_error(err))
+		stats->hot.permission_denied[action]++;
 }
 
 void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
@@ -226,6 +230,13 @@ uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst)
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err)
 {
 	return stats->hot.page_failures[errno_slot(err)];
+}
+
+uint64_t np_stats_permission_denied(const struct np_stats *stats, enum np_stat_call action)
+{
+	if ((unsigned)action >= NP_CALL_NR)
+		return 0;
+	return stats->hot.permission_denied[action];
 }
 
 uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err)
@@ -427,6 +438,14 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 					call_names[a], errno_label(e, tmp, sizeof(tmp)),
 					h->failures[a][e]);
 
+	/* Every action, zeros too: "denied > 0" is the alert a daemon short of
+	 * privileges should trip, and it needs the series to exist. */
+	family(out, "permission_denied_total", "counter",
+	       "Calls the kernel refused for want of privilege (EACCES, EPERM), by kind.");
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
+		fprintf(out, "numaplaced_permission_denied_total{action=\"%s\"} %" PRIu64 "\n",
+			call_names[a], h->permission_denied[a]);
+
 	family(out, "migrate_calls_total", "counter",
 	       "Completed move_pages and migrate_pages calls that moved memory.");
 	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
@@ -567,6 +586,15 @@ int np_stats_write_summary(const struct np_stats *stats, FILE *out)
 				failed++;
 			}
 	fprintf(out, "%s\n", failed ? "" : " none");
+
+	failed = 0;
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
+		failed += h->permission_denied[a];
+	fprintf(out, "permission denied: %" PRIu64, failed);
+	for (unsigned a = 0; a < NP_CALL_NR; a++)
+		if (h->permission_denied[a])
+			fprintf(out, ", %s %" PRIu64, call_names[a], h->permission_denied[a]);
+	fputc('\n', out);
 
 	fprintf(out, "scans %" PRIu64 " (%.1f MiB of numa_maps), threads narrowed %" PRIu64 "\n",
 		h->scans, mib(h->numa_maps_bytes), h->affinity_threads);

@@ -60,7 +60,8 @@ void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pa
  * accepted too). */
 void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages);
 
-/* One failed call of kind @action with error -@err. */
+/* One failed call of kind @action with error -@err; an -EACCES or -EPERM
+ * is also counted as a permission failure (np_is_permission_error). */
 void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err);
 
 /* One move_pages/migrate_pages call that completed (whatever the pages'
@@ -99,6 +100,7 @@ int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst);
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err);
 uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err);
+uint64_t np_stats_permission_denied(const struct np_stats *stats, enum np_stat_call action);
 uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason);
 uint64_t np_stats_scans(const struct np_stats *stats);
 

@@ -450,6 +450,8 @@ static void test_counters_and_output(void)
 	np_stats_add_page_failures(stats, -100000, 1); /* no such errno: "other" */
 	np_stats_add_failure(stats, NP_CALL_AFFINITY, -ESRCH);
 	np_stats_add_failure(stats, NP_CALL_MOVE_PAGES, -EPERM);
+	np_stats_add_failure(stats, NP_CALL_READ, -EACCES);
+	np_stats_add_failure(stats, NP_CALL_READ, EACCES);
 	np_stats_add_migrate_call(stats, NP_CALL_MOVE_PAGES, 20000000);
 	np_stats_add_pages_queried(stats, 1000);
 	np_stats_add_scan(stats, 12345);
@@ -463,6 +465,12 @@ static void test_counters_and_output(void)
 	CHECK_U64(np_stats_migrated_bytes(stats, 1, 0), 0);
 	CHECK_U64(np_stats_page_failures(stats, EBUSY), 7);
 	CHECK_U64(np_stats_failures(stats, NP_CALL_AFFINITY, ESRCH), 1);
+	/* Refusals for want of privilege are counted apart; a task that
+	 * vanished (ESRCH) is none. */
+	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_READ), 2);
+	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_MOVE_PAGES), 1);
+	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_AFFINITY), 0);
+	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_NR), 0);
 	CHECK_U64(np_stats_skips(stats, NP_REASON_TOO_YOUNG), 2);
 	CHECK_U64(np_stats_skips(stats, NP_REASON_MISPLACED), 0);
 	CHECK_U64(np_stats_scans(stats), 2);
@@ -490,6 +498,9 @@ static void test_counters_and_output(void)
 	    find_line(text, "numaplaced_failures_total{action=\"affinity\",errno=\"ESRCH\"} 1\n"));
 	CHECK(find_line(text,
 			"numaplaced_failures_total{action=\"move_pages\",errno=\"EPERM\"} 1\n"));
+	CHECK(find_line(text, "numaplaced_permission_denied_total{action=\"read\"} 2\n"));
+	CHECK(find_line(text, "numaplaced_permission_denied_total{action=\"move_pages\"} 1\n"));
+	CHECK(find_line(text, "numaplaced_permission_denied_total{action=\"affinity\"} 0\n"));
 	CHECK(find_line(text, "numaplaced_migrate_calls_total{call=\"move_pages\"} 1\n"));
 	CHECK(find_line(text,
 			"numaplaced_migrate_call_seconds_total{call=\"move_pages\"} 0.020000\n"));
@@ -508,6 +519,7 @@ static void test_counters_and_output(void)
 	CHECK(strstr(sum_text, "0->1 2.0 MiB") != NULL);
 	CHECK(strstr(sum_text, "EBUSY 7") != NULL);
 	CHECK(strstr(sum_text, "too_young 2") != NULL);
+	CHECK(strstr(sum_text, "\npermission denied: 3, move_pages 1, read 2\n") != NULL);
 	free(sum_text);
 
 	np_stats_free(stats);
