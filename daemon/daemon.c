@@ -17,6 +17,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "caps.h"
 #include "control.h"
 #include "engine.h"
 #include "maskfile.h"
@@ -483,6 +484,7 @@ static int setup(struct daemon *d)
 	}
 	np_ctx_set_log_fn(d->ctx, np_daemon_log_fn, d->log);
 	np_ctx_set_log_priority(d->ctx, d->opts->verbose ? LOG_DEBUG : d->cfg.log_level);
+	np_caps_check(d->ctx);
 	err = np_clock_new_monotonic(&d->clock);
 	if (err)
 		return err;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "caps.h"
 #include "config.h"
 #include "context.h"
 #include "control.h"
@@ -260,6 +261,7 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	}
 	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
 	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
+	np_caps_check(ctx);
 	err = np_engine_look_once(ctx, cfg, opts->report_min_rss_mb << 20, &report);
 	if (err) {
 		fprintf(stderr, "numaplaced: cannot observe %s: %s\n", np_ctx_root(ctx),
