@@ -85,8 +85,9 @@ np_loopback_up() {
 	ip link set lo up || np_fail "cannot bring up lo"
 }
 
-# Start the daemon with the configuration on stdin and ARGS; waits for its
-# start-up line. Sets NP_DAEMON_PID, NP_DAEMON_LOG, NP_DAEMON_START_MS (when
+# Start the daemon with the configuration on stdin and ARGS, under the
+# command in NP_DAEMON_AS when set (setpriv ..., which execs it: the pid is
+# the daemon's); waits for its start-up line. Sets NP_DAEMON_PID, NP_DAEMON_LOG, NP_DAEMON_START_MS (when
 # it was launched) and, with metrics_listen = 127.0.0.1:0 and log_level =
 # info in the configuration, NP_METRICS_PORT (a free port: one left in use
 # by an earlier scenario's daemon cannot get in the way).
@@ -97,7 +98,7 @@ np_daemon_start() {
 	# Emptied here, not only by the child's redirection: the wait below
 	# must not find the start line of a daemon that ran before.
 	: >"$NP_DAEMON_LOG"
-	numaplaced --foreground -c /tmp/numaplaced.conf "$@" >"$NP_DAEMON_LOG" 2>&1 &
+	${NP_DAEMON_AS:-} numaplaced --foreground -c /tmp/numaplaced.conf "$@" >"$NP_DAEMON_LOG" 2>&1 &
 	NP_DAEMON_PID=$!
 	left=100
 	until grep -q ' started' "$NP_DAEMON_LOG"; do
