@@ -51,7 +51,7 @@ FROM_SOURCE = {
 # The libraries the daemon links, by their Debian 12 package names;
 # dpkg-shlibdeps must have found every one.
 LIBRARY_PACKAGES = {"libc6", "libnuma1", "libproc2-0", "libevent-2.1-7",
-                    "libjson-c5", "libinih1", "libsystemd0"}
+                    "libjson-c5", "libsystemd0"}
 # What dh_installsystemd writes into the maintainer scripts: enable at
 # configure, start (or restart on upgrade), stop at remove, forget at purge.
 SCRIPT_LINES = {
