@@ -3,7 +3,7 @@
 # tests/vm, unchanged: a staging tree beside the build directory links the
 # harness files and adds the benchmark scenarios, the benchmark topologies and
 # the extra guest programs (numad, util-linux unshare, coreutils
-# date, bench-migrate), then tests/vm/run-vm.sh boots from there.
+# date, bench-migrate, bench-sample), then tests/vm/run-vm.sh boots from there.
 #
 # usage: vm-bench.sh --build-dir DIR --topology NAME [--timeout SEC] SCENARIO...
 # Output: DIR/vm-out/NAME-SCENARIO+.../SCENARIO/* (see tests/vm/README.md).
@@ -66,11 +66,13 @@ done
 	echo /usr/bin/unshare
 	echo /usr/bin/date
 	echo "$build/tests/bench/bench-migrate"
+	echo "$build/tests/bench/bench-sample"
 } >"$stage/tests/vm/guest-tools"
 # Where the guest finds what the host paths above became.
 cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
 BENCH_NUMAD=$numad_root/usr/bin/numad
 BENCH_MIGRATE=$build/tests/bench/bench-migrate
+BENCH_SAMPLE=$build/tests/bench/bench-sample
 BENCH_MIGRATE_RUNS=${BENCH_MIGRATE_RUNS:-5}
 BENCH_SECONDS=${BENCH_SECONDS:-20}
 BENCH_SCENARIO_SECONDS="${BENCH_SCENARIO_SECONDS:-}"
