@@ -16,6 +16,7 @@
 #include "memory.h"
 #include "sample.h"
 
+#include <fcntl.h>
 #include <numa.h>
 #include <numaif.h>
 #include <stdio.h>
@@ -76,13 +77,14 @@ int main(int argc, char **argv)
 	struct np_memory_reader *reader;
 	struct np_ctx *ctx;
 	char *buf;
+	int self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (gib <= 0 || !k || !rounds || rounds > 64) {
 		fprintf(stderr, "usage: bench-sample [GIB [K [ROUNDS<=64]]]\n");
 		return 2;
 	}
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED || np_ctx_new("/", &ctx) || np_memory_reader_new(&reader)) {
+	if (buf == MAP_FAILED || self < 0 || np_ctx_new("/", &ctx) || np_memory_reader_new(&reader)) {
 		perror("setup");
 		return 1;
 	}
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
 
 		c0 = cpu_s();
 		w0 = wall_s();
-		if (np_memory_read(reader, ctx, getpid(), &mem, &bytes)) {
+		if (np_memory_read(reader, ctx, self, "proc/self", &mem, &bytes)) {
 			fprintf(stderr, "numa_maps read failed\n");
 			return 1;
 		}
@@ -157,5 +159,6 @@ int main(int argc, char **argv)
 	}
 	np_memory_reader_free(reader);
 	np_ctx_free(ctx);
+	close(self);
 	return 0;
 }
