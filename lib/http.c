@@ -55,7 +55,8 @@ static int parse_request_line(const char *line, size_t len, struct np_http_reque
 	req->path = sp1 + 1;
 	query = memchr(req->path, '?', (size_t)(sp2 - req->path));
 	req->path_len = (size_t)((query ? query : sp2) - req->path);
-	return 0;
+	/* A query with no path before it is none of HTTP's request forms. */
+	return req->path_len ? 0 : -EBADMSG;
 }
 
 int np_http_request_parse(const char *buf, size_t len, struct np_http_request *out)

@@ -60,6 +60,7 @@ static void test_bad(void)
 	    "GE(T /metrics HTTP/1.1\r\n\r\n",	 /* not a token */
 	    "GET /met\x01rics HTTP/1.1\r\n\r\n", /* control byte in the target */
 	    "\x16\x03\x01\x02\xfc\x01 x\n",	 /* TLS */
+	    "GET ?metrics HTTP/1.1\r\n\r\n",	 /* a query and no path */
 	};
 	struct np_http_request req;
 
