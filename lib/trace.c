@@ -633,7 +633,10 @@ int np_trace_writer_scan(struct np_trace_writer *w, const struct np_task_list *l
 		w->cur[i] = (struct written_task){t->pid, t->start_ticks, t->rss_bytes / 1024,
 						  t->cpu_ticks, t->nr_threads};
 	}
-	qsort(w->cur, list->nr, sizeof(*w->cur), compare_written);
+	/* A scan of no task leaves w->cur NULL, which qsort may not take even
+	 * for no elements. */
+	if (list->nr)
+		qsort(w->cur, list->nr, sizeof(*w->cur), compare_written);
 	for (i = 1; i < list->nr; i++)
 		if (w->cur[i].pid == w->cur[i - 1].pid)
 			return -EINVAL;

@@ -40,8 +40,8 @@ static void check_error(const char *msg, const char *buf, size_t size)
 static bool has_replaced_pid(const struct np_trace *t)
 {
 	for (size_t s = 0; s < t->nr_scans; s++) {
-		const struct np_trace_event *ev = &t->events[t->scans[s].first_event];
 		size_t n = t->scans[s].nr_events;
+		const struct np_trace_event *ev = n ? &t->events[t->scans[s].first_event] : NULL;
 
 		for (size_t i = 0; i < n; i++)
 			for (size_t j = i + 1; j < n && ev[i].type == NP_TRACE_EXIT; j++)
