@@ -410,6 +410,19 @@ static json_object *task_json(const struct np_snapshot *report, const struct np_
 	return obj;
 }
 
+/* Print @root as the report's JSON and free it; -EIO if the print fails,
+ * else @err. */
+static int print_json(FILE *out, struct json_object *root, int err)
+{
+	if (fprintf(out, "%s\n",
+		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_SPACED |
+							     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
+		err = -EIO;
+	json_object_put(root);
+	return err;
+}
+
 int np_report_write_json(const struct np_snapshot *report, FILE *out)
 {
 	json_object *root = json_object_new_object(), *tasks = json_object_new_array();
@@ -430,13 +443,7 @@ int np_report_write_json(const struct np_snapshot *report, FILE *out)
 	for (unsigned t = 0; t < report->nr_tasks; t++)
 		json_object_array_add(tasks, task_json(report, &report->tasks[t]));
 	json_object_object_add(root, "tasks", tasks);
-	if (fprintf(out, "%s\n",
-		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_SPACED |
-							     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
-		err = -EIO;
-	json_object_put(root);
-	return err;
+	return print_json(out, root, err);
 }
 
 static uint64_t row_bytes(const struct np_cgroup_usage *row, int node)
@@ -547,11 +554,5 @@ int np_report_write_cgroups_json(const struct np_snapshot *snap,
 	for (size_t r = 0; r < nr; r++)
 		json_object_array_add(arr, cgroup_json(&rows[r]));
 	json_object_object_add(root, "cgroups", arr);
-	if (fprintf(out, "%s\n",
-		    json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_SPACED |
-							     JSON_C_TO_STRING_NOSLASHESCAPE)) < 0)
-		err = -EIO;
-	json_object_put(root);
-	return err;
+	return print_json(out, root, err);
 }
