@@ -24,6 +24,16 @@ until [ "$(np_percent_on_node "$hog" 0)" -ge 90 ]; do
 	sleep 0.1
 done
 local_ms=$(($(np_ms) - start))
+# The daemon shows what it saw at its last look: wait for a look after the
+# move (LOOKS, column 11 of a 2-node row, at 2 or more and LOCAL, column 9,
+# at 90% or more) before taking the status the host checks.
+until numaplaced --status >/tmp/status.txt 2>/tmp/status.err &&
+	awk -v pid="$hog" '$1 == pid && $2 == "np-hog" && $11 >= 2 && $9 + 0 >= 90 { ok = 1 }
+		END { exit !ok }' /tmp/status.txt; do
+	[ $(($(np_ms) - start)) -lt 60000 ] ||
+		np_fail "no look after the move in 60 s: $(grep "^ *$hog np-hog" /tmp/status.txt) $(cat /tmp/status.err)"
+	sleep 0.1
+done
 numaplaced --status --json >/tmp/status.json 2>/tmp/status.err ||
 	np_fail "--status --json: exit $?: $(cat /tmp/status.err)"
 numaplaced --status >/tmp/status.txt 2>/tmp/status.err ||
