@@ -434,12 +434,14 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	}
 	s->pinned = s->nr_cpu_ok == 1;
 	/* Nobody pinned it when the mask it had before ours allows every CPU
-	 * its cpuset does (every online one without a cpuset): then where it
-	 * runs within the cpuset is the daemon's to choose. */
+	 * its cpuset does (every online one without a cpuset) and no thread
+	 * has a mask of its own: then where it runs within the cpuset is the
+	 * daemon's to choose. Threads pinned one by one (a worker per CPU)
+	 * were placed by their user; a home could move only the others. */
 	if (!np_bitmap_empty(&task->cpuset_cpus))
 		np_bitmap_and(&online, &online, &task->cpuset_cpus);
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
-		       !(task->flags & NP_PF_NO_SETAFFINITY) &&
+		       !(task->flags & NP_PF_NO_SETAFFINITY) && !task->thread_masks_differ &&
 		       np_bitmap_subset(&online, &s->allowed_cpus);
 	s->demand = task_demand(t, h, &s->allowed_cpus, most_node_cpus);
 

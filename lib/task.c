@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,20 +404,17 @@ int np_task_verify(struct np_ctx *ctx, const struct np_task *task)
 	return 0;
 }
 
-static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
+/* Read and parse "status" under @dirfd into @status. -ESRCH for a vanished
+ * task, -EINVAL (logged, naming @what and the line) for a bad value. */
+static int status_read_at(struct np_ctx *ctx, int dirfd, const char *what,
+			  struct np_status *status)
 {
-	struct np_status *status;
 	char *buf;
 	size_t len;
 	int err = read_at(ctx, dirfd, what, "status", &buf, &len);
 
 	if (err)
 		return np_is_vanished_error(err) ? -ESRCH : err;
-	status = malloc(sizeof(*status));
-	if (!status) {
-		free(buf);
-		return -ENOMEM;
-	}
 	err = np_status_parse(buf, len, status);
 	if (err) {
 		int line_len;
@@ -424,14 +422,58 @@ static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct n
 
 		np_log(ctx, LOG_ERR, "%s/%s/status:%u: bad value: \"%.*s\"", root_prefix(ctx), what,
 		       status->bad_line, line_len, line);
-	} else {
+	}
+	free(buf);
+	return err;
+}
+
+static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
+{
+	struct np_status *status = malloc(sizeof(*status));
+	int err;
+
+	if (!status)
+		return -ENOMEM;
+	err = status_read_at(ctx, dirfd, what, status);
+	if (!err) {
 		task->cpus_allowed = status->cpus_allowed;
 		task->mems_allowed = status->mems_allowed;
 		task->rss_bytes = status->vm_rss_bytes;
 	}
 	free(status);
-	free(buf);
 	return err;
+}
+
+/* Whether thread @tid (its directory @tidfd) may run on other CPUs than
+ * its process's main thread. On the live machine one sched_getaffinity
+ * call; under a fixture root, the thread's own status file. A thread that
+ * left meanwhile, or a fixture without the file, reads as the same mask. */
+static int thread_mask_differs(struct np_ctx *ctx, int tidfd, const char *tid_what, int tid,
+			       const struct np_task *task, bool *differs)
+{
+	struct np_status *status;
+	int err;
+
+	*differs = false;
+	if (np_bitmap_empty(&task->cpus_allowed)) /* the main thread's is not known */
+		return 0;
+	status = malloc(sizeof(*status));
+	if (!status)
+		return -ENOMEM;
+	if (np_ctx_is_live(ctx)) {
+		memset(&status->cpus_allowed, 0, sizeof(status->cpus_allowed));
+		err = sched_getaffinity(tid, sizeof(status->cpus_allowed.w),
+					(cpu_set_t *)status->cpus_allowed.w)
+			  ? -errno
+			  : 0;
+		status->has_cpus_allowed = !err;
+	} else {
+		err = status_read_at(ctx, tidfd, tid_what, status);
+	}
+	if (!err && status->has_cpus_allowed)
+		*differs = !np_bitmap_equal(&status->cpus_allowed, &task->cpus_allowed);
+	free(status);
+	return err == -ESRCH ? 0 : err;
 }
 
 /* The unified hierarchy's "0::/path" line; none on a v1-only system. */
@@ -561,6 +603,9 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 			continue; /* exited meanwhile */
 		snprintf(tid_what, sizeof(tid_what), "%s/task/%s", what, de->d_name);
 		err = read_stat_at(ctx, tidfd, tid_what, &st);
+		if (!err && !task->thread_masks_differ)
+			err = thread_mask_differs(ctx, tidfd, tid_what, st.pid, task,
+						  &task->thread_masks_differ);
 		close(tidfd);
 		if (err == -ESRCH) {
 			err = 0;
@@ -644,6 +689,7 @@ void np_task_clear(struct np_task *task)
 	task->cgroup = NULL;
 	task->threads = NULL;
 	task->nr_thread_samples = 0;
+	task->thread_masks_differ = false;
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);
 	np_bitmap_zero(&task->cpuset_cpus);

@@ -85,6 +85,10 @@ struct np_task {
 	struct np_nodeset cpuset_mems;
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
+	/* Some thread may run on other CPUs than the main thread's
+	 * cpus_allowed: someone (its user, or the program itself) pinned
+	 * threads one by one. */
+	bool thread_masks_differ;
 };
 
 struct np_task_list {

@@ -1281,6 +1281,64 @@ static void test_split_needs_a_margin(void)
 	free(b);
 }
 
+/* Workers pinned one by one, the main thread free (its mask, the task's,
+ * allows every CPU): their user placed them, so the plan gives no home and
+ * sets no mask. A home given before the pins is given back at the next
+ * look, not held: a home could only move the threads nobody pinned. */
+static void test_threads_pinned_one_by_one(void)
+{
+	static const struct policy_case c = {
+	    .name = "pinned-workers",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {256, 256},
+	    .threads = "0,4",
+	};
+	static const uint64_t on_0[MAX_TEST_NODES] = {500, 12};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	struct np_action a;
+
+	build(b, &c);
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	b->machine.now_ms = 1000;
+	b->task.thread_masks_differ = true;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.planned);
+	CHECK(!a.set_affinity);
+	CHECK(!hist.narrowed);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+
+	/* Homed while nobody had pinned a thread (both ran on node 0)... */
+	b->task.thread_masks_differ = false;
+	build_task(b, "0-1", on_0);
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.planned && a.set_affinity && !a.widen);
+	CHECK(hist.narrowed);
+	CHECK_INT(hist.home_node, 0);
+	/* ...then one worker is pinned to node 1: within the hold, the mask
+	 * ours replaced comes back. */
+	b->task.cpus_allowed = a.target_cpus;
+	b->task.thread_masks_differ = true;
+	build_task(b, "0,4", on_0);
+	b->machine.now_ms = 2000;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.planned);
+	CHECK(a.set_affinity && a.widen);
+	CHECK_STR(np_reason_name(a.reason), "given-back");
+	CHECK(cpus_are(&a.target_cpus, "0-63"));
+	CHECK(!hist.narrowed);
+	CHECK_INT(hist.home_node, -1);
+	/* And no home after: the flip the hold exists to prevent. */
+	b->task.cpus_allowed = a.target_cpus;
+	b->machine.now_ms = 3000;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.planned && !a.set_affinity && !hist.narrowed);
+	unbuild(b);
+	free(b);
+}
+
 /* A first look at a task with more busy threads than any node has CPUs,
  * seen while something kept it on one node (its CPU use is that node's
  * worth): it is spread, not squeezed onto one node. Five equally busy
@@ -1539,6 +1597,7 @@ int main(void)
 	test_groups();
 	test_bigger_than_home();
 	test_split_needs_a_margin();
+	test_threads_pinned_one_by_one();
 	test_busy_threads_at_first_look();
 	test_batch_accounts_planned_moves();
 	test_names();

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -797,6 +798,7 @@ static void test_live(void)
 	thrd_t thread;
 	int stop[2];
 	double *busy;
+	bool pinned = false;
 
 	prctl(PR_GET_NAME, old_name);
 	CHECK_INT(prctl(PR_SET_NAME, name), 0);
@@ -824,6 +826,23 @@ static void test_live(void)
 		CHECK_INT(self->nr_thread_samples, 2);
 		CHECK(!np_bitmap_empty(&self->cpus_allowed) &&
 		      !np_nodeset_empty(&self->mems_allowed));
+		CHECK(!self->thread_masks_differ);
+	}
+	/* The second thread pinned to one CPU on its own: a mask of its own,
+	 * seen by sched_getaffinity here and through its status file below. */
+	if (self && self->nr_thread_samples == 2 && np_bitmap_weight(&self->cpus_allowed) > 1) {
+		int tid = self->threads[0].tid == getpid() ? self->threads[1].tid
+							   : self->threads[0].tid;
+		cpu_set_t one;
+
+		pinned = true;
+		CPU_ZERO(&one);
+		CPU_SET(np_bitmap_next(&self->cpus_allowed, 0), &one);
+		CHECK_INT(sched_setaffinity(tid, sizeof(one), &one), 0);
+		CHECK_INT(np_task_read_details(ctx, self), 0);
+		CHECK(self->thread_masks_differ);
+	} else {
+		printf("one CPU allowed: a thread's own mask is not checked\n");
 	}
 	for (unsigned i = 1; i < list.nr; i++)
 		CHECK(list.tasks[i - 1].pid < list.tasks[i].pid);
@@ -843,6 +862,10 @@ static void test_live(void)
 	measure(walk_src, &list, "live scan, own walk");
 	self = (struct np_task *)find_task(&list, getpid());
 	CHECK(self && strcmp(self->comm, name) == 0 && self->nr_threads == 2);
+	if (self && pinned) {
+		CHECK_INT(np_task_read_details(walk, self), 0);
+		CHECK(self->thread_masks_differ);
+	}
 
 	close(stop[1]);
 	thrd_join(thread, NULL);
