@@ -250,7 +250,14 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 	struct np_snapshot *snap = NULL;
-	int err = np_engine_tick(d->engine, &snap);
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = np_engine_tick(d->engine, &snap);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	np_stats_add_tick(np_engine_stats(d->engine),
+			  (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec));
 
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "placement cycle failed: %s", strerror(-err));

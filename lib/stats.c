@@ -30,6 +30,8 @@ struct stats_hot {
 	uint64_t pages_queried;
 	uint64_t migrate_calls[NP_CALL_NR];
 	uint64_t migrate_call_ns[NP_CALL_NR];
+	uint64_t migrate_call_max_ns[NP_CALL_NR];
+	uint64_t ticks, tick_ns, tick_max_ns;
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
@@ -191,6 +193,16 @@ void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
 		return;
 	stats->hot.migrate_calls[action]++;
 	stats->hot.migrate_call_ns[action] += elapsed_ns;
+	if (elapsed_ns > stats->hot.migrate_call_max_ns[action])
+		stats->hot.migrate_call_max_ns[action] = elapsed_ns;
+}
+
+void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns)
+{
+	stats->hot.ticks++;
+	stats->hot.tick_ns += elapsed_ns;
+	if (elapsed_ns > stats->hot.tick_max_ns)
+		stats->hot.tick_max_ns = elapsed_ns;
 }
 
 void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages)
@@ -456,6 +468,20 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
 		fprintf(out, "numaplaced_migrate_call_seconds_total{call=\"%s\"} %.6f\n",
 			call_names[a], (double)h->migrate_call_ns[a] / 1e9);
+	family(out, "migrate_call_seconds_max", "gauge",
+	       "The longest single move_pages or migrate_pages call since the start: how long "
+	       "one call held a task up.");
+	for (unsigned a = NP_CALL_MOVE_PAGES; a <= NP_CALL_MIGRATE_PAGES; a++)
+		fprintf(out, "numaplaced_migrate_call_seconds_max{call=\"%s\"} %.6f\n",
+			call_names[a], (double)h->migrate_call_max_ns[a] / 1e9);
+	family(out, "ticks_total", "counter", "Placement cycles run.");
+	fprintf(out, "numaplaced_ticks_total %" PRIu64 "\n", h->ticks);
+	family(out, "tick_seconds_total", "counter",
+	       "Wall-clock time spent in placement cycles (the event loop waits meanwhile).");
+	fprintf(out, "numaplaced_tick_seconds_total %.6f\n", (double)h->tick_ns / 1e9);
+	family(out, "tick_seconds_max", "gauge",
+	       "The longest placement cycle since the start.");
+	fprintf(out, "numaplaced_tick_seconds_max %.6f\n", (double)h->tick_max_ns / 1e9);
 
 	family(out, "pages_queried_total", "counter",
 	       "Pages whose node was looked up before moving.");

@@ -213,6 +213,11 @@ metrics_ms
 moved=$(np_metric 'numaplaced_migrated_pages_total')
 scans=$(np_metric 'numaplaced_scans_total')
 young=$(np_metric 'numaplaced_skips_total{reason="too_young"')
+# How long the loop was held at most: by one cycle, by one move call.
+tick_max_ms=$(np_metric_float 'numaplaced_tick_seconds_max' | awk '{ printf "%.0f", $1 * 1000 }')
+call_max_ms=$(np_metric_float 'numaplaced_migrate_call_seconds_max{call="move_pages"' |
+	awk '{ printf "%.0f", $1 * 1000 }')
+ticks=$(np_metric 'numaplaced_ticks_total')
 # The fewest fds over 5 s: a connection of the last GET may still be
 # closing; a leaked fd stays.
 fds_after=$(fd_count)
@@ -236,6 +241,7 @@ stop_ms=$(($(np_ms) - t0))
 echo "daemon-soak: ${soak_s} s, $samples samples; tasks: $((batches * 200)) short processes" \
 	"($batches batches), 5 hogs, $vanish_runs vanishing tasks ($vanished_mid mid-migration);" \
 	"$flips pinning flips; $hups SIGHUPs ($bad_hups bad, $rejected rejected)"
+echo "daemon-soak: $ticks cycles, longest $tick_max_ms ms; longest move_pages call $call_max_ms ms"
 echo "daemon-soak: scans $scans, young skips $young, pages moved $moved;" \
 	"RSS KiB start $rss_start, after warm-up $rss_warm, max after $rss_max, end $rss_end;" \
 	"fds before $fds_before, max $fds_max, after $fds_after;" \
