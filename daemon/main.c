@@ -84,6 +84,23 @@ static void log_to_stderr(void *data, int priority, const char *fmt, va_list arg
 	fputc('\n', stderr);
 }
 
+/* The context of a one-shot command: the --root tree, its log on stderr at
+ * the configured level (--verbose: debug). NULL, said, when it cannot be
+ * opened. */
+static struct np_ctx *open_ctx(const struct options *opts, const struct np_config *cfg)
+{
+	struct np_ctx *ctx;
+	int err = np_ctx_new(opts->root, &ctx);
+
+	if (err) {
+		fprintf(stderr, "numaplaced: %s: %s\n", opts->root, strerror(-err));
+		return NULL;
+	}
+	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
+	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
+	return ctx;
+}
+
 static int parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
@@ -254,13 +271,9 @@ static int run_report(const struct options *opts, const struct np_config *cfg)
 	struct np_ctx *ctx;
 	int err;
 
-	err = np_ctx_new(opts->root, &ctx);
-	if (err) {
-		fprintf(stderr, "numaplaced: %s: %s\n", opts->root, strerror(-err));
+	ctx = open_ctx(opts, cfg);
+	if (!ctx)
 		return EXIT_FAILURE;
-	}
-	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
-	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
 	np_caps_check(ctx);
 	err = np_engine_look_once(ctx, cfg, opts->report_min_rss_mb << 20, &report);
 	if (err) {
@@ -350,13 +363,9 @@ static int run_advise(const struct options *opts, const struct np_config *cfg)
 		fprintf(stderr, "numaplaced: --advise '%s': %s\n", opts->advise, text);
 		return EXIT_USAGE;
 	}
-	err = np_ctx_new(opts->root, &ctx);
-	if (err) {
-		fprintf(stderr, "numaplaced: %s: %s\n", opts->root, strerror(-err));
+	ctx = open_ctx(opts, cfg);
+	if (!ctx)
 		return EXIT_FAILURE;
-	}
-	np_ctx_set_log_fn(ctx, log_to_stderr, NULL);
-	np_ctx_set_log_priority(ctx, opts->verbose ? LOG_DEBUG : cfg->log_level);
 	err = np_topology_read(ctx, &topo);
 	if (!err) {
 		load = calloc(topo->nr_nodes, sizeof(*load));

@@ -219,6 +219,19 @@ size_t np_bitmap_format_list(const struct np_bitmap *b, char *buf, size_t size)
 	return words_format_list(b->w, NWORDS(b), buf, size);
 }
 
+const char *np_next_field(const char **p, const char *end)
+{
+	const char *s = *p, *start;
+
+	while (s < end && *s == ' ')
+		s++;
+	start = s;
+	while (s < end && *s != ' ')
+		s++;
+	*p = s;
+	return start < s ? start : NULL;
+}
+
 bool np_parse_u64(const char *s, const char *end, uint64_t *out)
 {
 	uint64_t v = 0;

@@ -67,6 +67,11 @@ int np_hex_value(char c);
  * such numbers. */
 bool np_parse_u64(const char *s, const char *end, uint64_t *out);
 
+/* The next space-separated field of [*@p, @end): spaces before it are
+ * skipped, *@p is left just past it; NULL, with *@p at @end, when only
+ * spaces are left. */
+const char *np_next_field(const char **p, const char *end);
+
 /* Parse the kernel's hex mask format ("ff,ffffffff"). Returns 0 or -EINVAL /
  * -ERANGE. */
 int np_bitmap_parse_mask(struct np_bitmap *b, const char *s, size_t len);

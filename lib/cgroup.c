@@ -43,18 +43,11 @@ static int parse_nodes(const char *p, const char *end, struct np_numa_stat *out,
 	struct np_nodeset seen;
 
 	np_nodeset_zero(&seen);
-	while (p < end) {
-		const char *tok, *eq;
+	for (const char *tok; (tok = np_next_field(&p, end));) {
+		const char *eq;
 		uint64_t node, bytes;
 		int err;
 
-		while (p < end && *p == ' ')
-			p++;
-		if (p == end)
-			break;
-		tok = p;
-		while (p < end && *p != ' ')
-			p++;
 		eq = memchr(tok, '=', (size_t)(p - tok));
 		if (tok[0] != 'N' || !eq || !np_parse_u64(tok + 1, eq, &node) ||
 		    node >= NP_MAX_NODES || !np_parse_u64(eq + 1, p, &bytes) ||

@@ -239,14 +239,7 @@ static int cpu_line_parse(const char *p, const char *end, struct np_cpu_ticks *o
 		return -EINVAL;
 	out->cpu = (int)v[0];
 	v[0] = 0;
-	while (p < end && n < 8) {
-		while (p < end && *p == ' ')
-			p++;
-		if (p == end)
-			break;
-		tok = p;
-		while (p < end && *p != ' ')
-			p++;
+	while (n < 8 && (tok = np_next_field(&p, end))) {
 		if (parse_unsigned(tok, (size_t)(p - tok), UINT64_MAX / 16, &v[n++]))
 			return -EINVAL;
 	}
