@@ -8,11 +8,13 @@
 #include <numa.h>
 #include <numaif.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <syslog.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +197,12 @@ struct np_actuator {
 	void **pages; /* QUERY_PAGES each: scratch for one lookup */
 	int *status;
 	int *nodes;
+	/* Movers: calls in flight at once on one task's pages. Mover 0 is the
+	 * calling thread with status and nodes above; each other one has its
+	 * own pair. */
+	unsigned movers;
+	int *mover_status[NP_MOVERS_MAX];
+	int *mover_nodes[NP_MOVERS_MAX];
 
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
@@ -253,11 +261,33 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
 	act->nodes = malloc(QUERY_PAGES * sizeof(*act->nodes));
-	if (!act->pages || !act->status || !act->nodes) {
+	act->mover_status[0] = act->status;
+	act->mover_nodes[0] = act->nodes;
+	if (!act->pages || !act->status || !act->nodes ||
+	    np_actuator_set_movers(act, params->movers) < 0) {
 		np_actuator_free(act);
 		return -ENOMEM;
 	}
 	*out = act;
+	return 0;
+}
+
+int np_actuator_set_movers(struct np_actuator *act, unsigned movers)
+{
+	/* A dry run's calls only record: one at a time. */
+	if (!movers || act->dry)
+		movers = 1;
+	if (movers > NP_MOVERS_MAX)
+		movers = NP_MOVERS_MAX;
+	for (unsigned i = 1; i < movers; i++) {
+		if (!act->mover_status[i])
+			act->mover_status[i] = malloc(QUERY_PAGES * sizeof(int));
+		if (!act->mover_nodes[i])
+			act->mover_nodes[i] = malloc(QUERY_PAGES * sizeof(int));
+		if (!act->mover_status[i] || !act->mover_nodes[i])
+			return -ENOMEM; /* the movers before stay */
+	}
+	act->movers = movers;
 	return 0;
 }
 
@@ -291,6 +321,10 @@ void np_actuator_free(struct np_actuator *act)
 	free(act->pages);
 	free(act->status);
 	free(act->nodes);
+	for (unsigned i = 1; i < NP_MOVERS_MAX; i++) {
+		free(act->mover_status[i]);
+		free(act->mover_nodes[i]);
+	}
 	free(act->records);
 	free(act);
 }
@@ -651,10 +685,10 @@ struct move_state {
  * page its head already moved, so those are looked up once more (a lookup,
  * not a retry). Returns the bytes moved. */
 static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *plan,
-			      const struct np_page_batch *b, uint64_t page_bytes, long not_moved)
+			      const struct np_page_batch *b, int *status, uint64_t page_bytes,
+			      long not_moved)
 {
 	struct np_actuator *act = ms->act;
-	int *status = act->status;
 	uint64_t moved = 0;
 	unsigned busy = 0;
 
@@ -662,7 +696,7 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 		if (status[i] == -EBUSY)
 			act->pages[busy++] = plan->pages[b->first + i];
 	if (busy) {
-		int *recheck = act->nodes; /* free again: the move is done */
+		int *recheck = act->nodes; /* free again: the moves are done */
 
 		if (act->sys->move_pages(act->sys->data, ms->task->pid, busy, act->pages, NULL,
 					 recheck) >= 0) {
@@ -715,7 +749,6 @@ static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elaps
 		    act->batch_pages, elapsed * act->batch_pages / pages, act->batch_target_ns);
 }
 
-/* Move the batches of one looked-up chunk. Returns 0 or -errno. */
 /* The daemon wants out: end the action here, as if its budget were spent. */
 static bool stop_requested(struct move_state *ms)
 {
@@ -728,25 +761,107 @@ static bool stop_requested(struct move_state *ms)
 	return true;
 }
 
+/* One move_pages call of a group: made by the calling thread (the first of
+ * a group) or by a thread of its own, at the same time as the others. */
+struct move_call {
+	struct np_actuator *act;
+	int pid;
+	struct np_page_batch b;
+	void **pages;
+	int *nodes, *status;
+	uint64_t granted; /* rate tokens taken for it */
+	long r;
+	uint64_t elapsed;
+};
+
+static int make_call(void *arg)
+{
+	struct move_call *c = arg;
+	struct np_actuator *act = c->act;
+	uint64_t t0;
+
+	for (unsigned i = 0; i < c->b.count; i++)
+		c->nodes[i] = c->b.dst;
+	t0 = now(act);
+	c->r = act->sys->move_pages(act->sys->data, c->pid, c->b.count, c->pages, c->nodes,
+				    c->status);
+	c->elapsed = now(act) - t0;
+	return 0;
+}
+
+/* Make the @n calls of a group at once, then account for each in order:
+ * what a call moved counts even when another of the group failed. Returns
+ * 0 or the first call's error. */
+static int move_group(struct move_state *ms, const struct np_page_plan *plan,
+		      struct move_call *calls, unsigned n, uint64_t page_bytes)
+{
+	struct np_actuator *act = ms->act;
+	thrd_t threads[NP_MOVERS_MAX];
+	bool started[NP_MOVERS_MAX] = {false};
+	sigset_t all, old;
+	int err = 0;
+
+	/* Signals stay with the loop's thread: the helpers block them all. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (unsigned i = 1; i < n; i++)
+		started[i] = thrd_create(&threads[i], make_call, &calls[i]) == thrd_success;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* A helper that could not start has its call made here, after. */
+	make_call(&calls[0]);
+	for (unsigned i = 1; i < n; i++) {
+		if (started[i])
+			thrd_join(threads[i], NULL);
+		else
+			make_call(&calls[i]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct move_call *c = &calls[i];
+		uint64_t moved;
+
+		if (c->r < 0) {
+			np_token_bucket_refund(&act->rate, c->granted);
+			if (!err)
+				err = (int)c->r;
+			continue;
+		}
+		np_stats_add_migrate_call(act->stats, NP_CALL_MOVE_PAGES, c->elapsed);
+		ms->res->calls++;
+		moved = account_batch(ms, plan, &c->b, c->status, page_bytes, c->r);
+		np_token_bucket_refund(&act->rate, c->granted - moved);
+		if (ms->budget != UINT64_MAX)
+			ms->budget -= moved < ms->budget ? moved : ms->budget;
+		act->ns_per_page = c->elapsed / c->b.count;
+		resize_batch(act, c->b.count, c->elapsed);
+	}
+	return err;
+}
+
+/* Move the batches of one looked-up chunk, act->movers calls at a time.
+ * Returns 0 or -errno. */
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
 {
 	struct np_actuator *act = ms->act;
+	struct move_call calls[NP_MOVERS_MAX];
+	unsigned n = 0;
+	uint64_t pending = 0; /* budget the group's calls may use */
+	int err;
 
 	for (unsigned k = 0; k < plan->nr_batches; k++) {
 		struct np_page_batch b = plan->batches[k];
-		uint64_t want, granted, t0, elapsed, moved;
-		long r;
 
 		/* Batches are cut to the current size: it may have shrunk since
 		 * the plan was made. */
 		for (unsigned done = 0; done < plan->batches[k].count; done += b.count) {
+			uint64_t want, granted, left = ms->budget - pending;
+
 			b.first = plan->batches[k].first + done;
 			b.count = plan->batches[k].count - done;
 			if (b.count > act->batch_pages)
 				b.count = act->batch_pages;
 			want = (uint64_t)b.count * page_bytes;
-			if (want > ms->budget)
-				want = ms->budget / page_bytes * page_bytes;
+			if (ms->budget != UINT64_MAX && want > left)
+				want = left / page_bytes * page_bytes;
 			granted = np_token_bucket_take(&act->rate, want, now(act));
 			b.count = (unsigned)(granted / page_bytes);
 			np_token_bucket_refund(&act->rate,
@@ -754,33 +869,37 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			if (!b.count) {
 				ms->res->budget_exhausted = true;
 				ms->stop = true;
-				return 0;
+				return n ? move_group(ms, plan, calls, n, page_bytes) : 0;
 			}
-			if (stop_requested(ms))
-				return 0;
-			if (pidfd_exited(ms->at->pidfd))
-				return -ESRCH;
-			for (unsigned i = 0; i < b.count; i++)
-				act->nodes[i] = b.dst;
-			t0 = now(act);
-			r = act->sys->move_pages(act->sys->data, ms->task->pid, b.count,
-						 plan->pages + b.first, act->nodes, act->status);
-			elapsed = now(act) - t0;
-			if (r < 0) {
+			if (!n && stop_requested(ms)) {
 				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
-				return r;
+				return 0;
 			}
-			np_stats_add_migrate_call(act->stats, NP_CALL_MOVE_PAGES, elapsed);
-			ms->res->calls++;
-			moved = account_batch(ms, plan, &b, page_bytes, r);
-			np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes - moved);
+			if (!n && pidfd_exited(ms->at->pidfd)) {
+				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
+				return -ESRCH;
+			}
+			calls[n] = (struct move_call){
+			    .act = act,
+			    .pid = ms->task->pid,
+			    .b = b,
+			    .pages = plan->pages + b.first,
+			    .nodes = act->mover_nodes[n],
+			    .status = act->mover_status[n],
+			    .granted = (uint64_t)b.count * page_bytes,
+			};
 			if (ms->budget != UINT64_MAX)
-				ms->budget -= moved;
-			act->ns_per_page = elapsed / b.count;
-			resize_batch(act, b.count, elapsed);
+				pending += calls[n].granted;
+			if (++n < act->movers)
+				continue;
+			err = move_group(ms, plan, calls, n, page_bytes);
+			n = 0;
+			pending = 0;
+			if (err)
+				return err;
 		}
 	}
-	return 0;
+	return n ? move_group(ms, plan, calls, n, page_bytes) : 0;
 }
 
 /* Where @n pages from act->pages are, into act->status; the chunk size

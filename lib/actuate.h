@@ -80,7 +80,14 @@ struct np_actuator_params {
 	 * SIGTERM this way mid-action). NULL: never. */
 	bool (*should_stop)(void *data);
 	void *stop_data;
+	/* move_pages calls in flight at once on one task's pages, each on its
+	 * own batch (the configuration's migrate_threads); 0 or 1: one at a
+	 * time, on the calling thread. A dry run makes one at a time. */
+	unsigned movers;
 };
+
+/* The most movers an actuator takes. */
+#define NP_MOVERS_MAX 8
 
 /* Defaults for every field (the clock and calls are the real ones). */
 void np_actuator_params_init(struct np_actuator_params *params);
@@ -102,6 +109,11 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
  * large to count in bytes: unlimited. The budget starts again full, one
  * second's worth of the new rate, as for a new actuator. */
 void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
+
+/* Set how many move_pages calls may be in flight at once (a reload changes
+ * it): 0 means 1, more than NP_MOVERS_MAX means NP_MOVERS_MAX. -ENOMEM
+ * leaves the number before. */
+int np_actuator_set_movers(struct np_actuator *act, unsigned movers);
 
 /* Free; NULL is accepted. The tasks' states are the caller's. */
 void np_actuator_free(struct np_actuator *act);

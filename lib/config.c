@@ -95,6 +95,7 @@ static const struct key keys[] = {
     UNSIGNED(hysteresis_periods, 3, 0, 100),
     U64(migrate_rate_mb_s, 256, 1, 65536),
     U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
+    UNSIGNED(migrate_threads, 2, 1, 8), /* the actuator's NP_MOVERS_MAX */
     CHOICE(affinity, NP_AFFINITY_UNPINNED, affinity_choices),
     CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),
     LIST(include_comm, KIND_GLOBS),

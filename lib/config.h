@@ -57,6 +57,7 @@ struct np_config {
 	unsigned hysteresis_periods;	    /* no decision flips back within this many periods */
 	uint64_t migrate_rate_mb_s;	    /* global page migration rate */
 	uint64_t max_migrate_mb_per_scan;   /* per task and scan */
+	unsigned migrate_threads;	    /* move_pages calls in flight at once */
 	enum np_affinity_mode affinity;
 	enum np_kernel_balancing_mode kernel_balancing;
 	struct np_strv include_comm; /* fnmatch(3) globs; empty = all */

@@ -108,6 +108,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 		goto fail;
 	np_actuator_params_init(&aparams);
 	aparams.migrate_rate_mb_s = engine->cfg.migrate_rate_mb_s;
+	aparams.movers = engine->cfg.migrate_threads;
 	aparams.should_stop = params->should_stop;
 	aparams.stop_data = params->stop_data;
 	err = engine->dry_run
@@ -166,6 +167,11 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	 * it may refill the bucket, or SIGHUPs would lift the limit. */
 	if (copy.migrate_rate_mb_s != engine->cfg.migrate_rate_mb_s)
 		np_actuator_set_rate(engine->act, copy.migrate_rate_mb_s);
+	/* Out of memory for a mover's buffers: the movers before stay. */
+	if (np_actuator_set_movers(engine->act, copy.migrate_threads) < 0)
+		np_log(engine->ctx, LOG_WARNING,
+		       "migrate_threads %u: no memory for the movers; keeping the ones there are",
+		       copy.migrate_threads);
 	np_config_free(&engine->cfg);
 	engine->cfg = copy;
 	for (unsigned i = 0; i < engine->states.nr; i++)

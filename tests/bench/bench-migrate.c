@@ -5,7 +5,12 @@
  *   (a) one move_pages call for every page,
  *   (b) the actuator's path (one numa_maps read, lookups, batches of 20-80 ms),
  *   (c) one migrate_pages call for the whole process,
- * plus raw move_pages batches of fixed sizes for reference. Each run maps
+ * plus raw move_pages batches of fixed sizes for reference, and batches of
+ * 512 pages of an idle child's memory moved by 1, 2 and 4 threads sharing
+ * them (what parallel movers in the daemon would gain), and (b2), the
+ * actuator's path with two movers (migrate_threads = 2). (b), (b2) and the
+ * threads move an idle child's memory, as the daemon moves another
+ * process's; the others move their own. Each run maps
  * fresh memory, faults it in on node A and moves it to node B, each run
  * starting with another method; medians are printed with ratios to (a).
  *
@@ -21,10 +26,13 @@
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,8 +82,9 @@ static char *map_on_node(unsigned long pages, int node)
 	return mem;
 }
 
-/* Pages of @mem on @node, sampled by one lookup of all of them. */
-static unsigned long pages_on(char *mem, unsigned long pages, int node)
+/* Pages of @mem (in process @pid, 0: this one) on @node, sampled by one
+ * lookup of all of them. */
+static unsigned long pages_of_on(int pid, char *mem, unsigned long pages, int node)
 {
 	void **addr = malloc(pages * sizeof(*addr));
 	int *status = malloc(pages * sizeof(*status));
@@ -88,7 +97,7 @@ static unsigned long pages_on(char *mem, unsigned long pages, int node)
 	}
 	for (unsigned long i = 0; i < pages; i++)
 		addr[i] = mem + i * PAGE;
-	if (move_pages(0, pages, addr, NULL, status, 0) == 0)
+	if (move_pages(pid, pages, addr, NULL, status, 0) == 0)
 		for (unsigned long i = 0; i < pages; i++)
 			n += status[i] == node;
 	free(addr);
@@ -128,8 +137,114 @@ static double raw_batches(char *mem, unsigned long pages, int node, unsigned lon
 	return t0;
 }
 
+/* Raw move_pages in batches of @batch shared by @nr threads, each taking
+ * the next batch not yet taken: what parallel movers would gain. The
+ * memory is another process's, as the daemon's is: movers of their own
+ * memory would be in the mm whose TLBs each move flushes. */
+struct parallel {
+	int pid;
+	char *mem;
+	unsigned long pages, batch;
+	int node;
+	atomic_ulong next;
+	double max_call_ms[8];
+};
+
+struct parallel_worker {
+	struct parallel *p;
+	unsigned idx;
+};
+
+static int parallel_worker(void *arg)
+{
+	struct parallel_worker *w = arg;
+	struct parallel *p = w->p;
+	void **addr = malloc(p->batch * sizeof(*addr));
+	int *nodes = malloc(p->batch * sizeof(*nodes)), *status = malloc(p->batch * sizeof(*status));
+
+	for (;;) {
+		unsigned long done = atomic_fetch_add(&p->next, p->batch), n;
+		double c0, c;
+
+		if (done >= p->pages || !addr || !nodes || !status)
+			break;
+		n = p->pages - done < p->batch ? p->pages - done : p->batch;
+		for (unsigned long i = 0; i < n; i++) {
+			addr[i] = p->mem + (done + i) * PAGE;
+			nodes[i] = p->node;
+		}
+		c0 = now_ms();
+		if (move_pages(p->pid, n, addr, nodes, status, MPOL_MF_MOVE) < 0)
+			perror("move_pages");
+		c = now_ms() - c0;
+		if (c > p->max_call_ms[w->idx])
+			p->max_call_ms[w->idx] = c;
+	}
+	free(addr);
+	free(nodes);
+	free(status);
+	return 0;
+}
+
+static double parallel_batches(int pid, char *mem, unsigned long pages, int node,
+			       unsigned long batch, unsigned nr, double *max_call_ms)
+{
+	struct parallel p = {.pid = pid, .mem = mem, .pages = pages, .batch = batch, .node = node};
+	struct parallel_worker w[8];
+	thrd_t t[8];
+	double t0 = now_ms();
+
+	atomic_init(&p.next, 0);
+	for (unsigned i = 0; i < nr; i++) {
+		w[i] = (struct parallel_worker){.p = &p, .idx = i};
+		if (thrd_create(&t[i], parallel_worker, &w[i]) != thrd_success)
+			return -1;
+	}
+	for (unsigned i = 0; i < nr; i++)
+		thrd_join(t[i], NULL);
+	t0 = now_ms() - t0;
+	*max_call_ms = 0;
+	for (unsigned i = 0; i < nr; i++)
+		if (p.max_call_ms[i] > *max_call_ms)
+			*max_call_ms = p.max_call_ms[i];
+	return t0;
+}
+
+/* A child holding @pages on @node_a, idle until *@hold is closed; its pid,
+ * and the memory's address (the same in both: it is mapped after the
+ * fork) in *@mem. */
+static int child_holding(unsigned long pages, int node_a, char **mem, int *hold)
+{
+	int ready[2], stay[2];
+	pid_t pid;
+
+	if (pipe(ready) || pipe(stay))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char *m = map_on_node(pages, node_a), c;
+
+		close(ready[0]);
+		close(stay[1]);
+		if (write(ready[1], &m, sizeof(m)) != sizeof(m))
+			_exit(1);
+		_exit(read(stay[0], &c, 1) < 0);
+	}
+	close(ready[1]);
+	close(stay[0]);
+	if (pid < 0 || read(ready[0], mem, sizeof(*mem)) != sizeof(*mem) || !*mem) {
+		close(ready[0]);
+		close(stay[1]);
+		return -1;
+	}
+	close(ready[0]);
+	*hold = stay[1];
+	return pid;
+}
+
 /* The actuator's calls, timed; lookups (no target nodes) apart. */
 static double longest_call_ms, longest_lookup_ms, call_ms, lookup_ms;
+static mtx_t timing_lock; /* the movers' calls end on several threads */
 
 static long timed_move_pages(void *data, int pid, unsigned long count, void **pages,
 			     const int *nodes, int *status)
@@ -139,9 +254,11 @@ static long timed_move_pages(void *data, int pid, unsigned long count, void **pa
 	double t = now_ms() - t0;
 	double *longest = nodes ? &longest_call_ms : &longest_lookup_ms;
 
+	mtx_lock(&timing_lock);
 	*(nodes ? &call_ms : &lookup_ms) += t;
 	if (t > *longest)
 		*longest = t;
+	mtx_unlock(&timing_lock);
 	return r;
 }
 
@@ -174,12 +291,19 @@ static const struct np_actuator_sys timed_sys = {
     .set_affinity = pass_set_affinity,
 };
 
-static int self_task(struct np_ctx *ctx, struct np_task *task)
+/* Process @pid (0: this one) as the actuator takes it. */
+static int task_of(struct np_ctx *ctx, int pid, struct np_task *task)
 {
-	char *buf;
+	char *buf, path[32];
 	size_t len;
 	struct np_stat st;
-	int err = np_ctx_read_file(ctx, "proc/self/stat", 4096, &buf, &len);
+	int err;
+
+	if (pid)
+		snprintf(path, sizeof(path), "proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "proc/self/stat");
+	err = np_ctx_read_file(ctx, path, 4096, &buf, &len);
 
 	if (err)
 		return err;
@@ -208,7 +332,11 @@ int main(int argc, char **argv)
 			     {.name = "(b) numaplaced batched path"},
 			     {.name = "(c) migrate_pages, whole process"},
 			     {.name = "    raw move_pages, batches of 512"},
-			     {.name = "    raw move_pages, batches of 4096"}};
+			     {.name = "    raw move_pages, batches of 4096"},
+			     {.name = "    other process, 512s, 1 thread"},
+			     {.name = "    other process, 512s, 2 threads"},
+			     {.name = "    other process, 512s, 4 threads"},
+			     {.name = "(b2) numaplaced path, 2 movers"}};
 	const unsigned nr_methods = sizeof(m) / sizeof(m[0]);
 	struct np_ctx *ctx;
 	struct np_task self;
@@ -225,7 +353,8 @@ int main(int argc, char **argv)
 			MAX_RUNS);
 		return 2;
 	}
-	if (np_ctx_new("/", &ctx) || self_task(ctx, &self)) {
+	mtx_init(&timing_lock, mtx_plain);
+	if (np_ctx_new("/", &ctx) || task_of(ctx, 0, &self)) {
 		fprintf(stderr, "bench-migrate: cannot read /proc/self/stat\n");
 		return 1;
 	}
@@ -237,15 +366,25 @@ int main(int argc, char **argv)
 		 * the same one (whose freed memory it would reuse). */
 		for (unsigned j = 0; j < nr_methods; j++) {
 			unsigned k = (j + (unsigned)run) % nr_methods;
-			char *mem = map_on_node(pages, node_a);
+			char *mem;
 			unsigned long on_a;
 			double t0;
+			int child = 0, hold = -1;
 
+			/* (b), (b2) and the threads move another process's
+			 * memory, as the daemon does; the others their own. */
+			if (k == 1 || k >= 5) {
+				child = child_holding(pages, node_a, &mem, &hold);
+				if (child < 0)
+					mem = NULL;
+			} else {
+				mem = map_on_node(pages, node_a);
+			}
 			if (!mem) {
 				fprintf(stderr, "bench-migrate: cannot map %lu pages\n", pages);
 				return 1;
 			}
-			on_a = pages_on(mem, pages, node_a);
+			on_a = pages_of_on(child, mem, pages, node_a);
 			if (on_a < pages * 9 / 10)
 				fprintf(stderr, "note: only %lu of %lu pages landed on node %d\n",
 					on_a, pages, node_a);
@@ -253,7 +392,7 @@ int main(int argc, char **argv)
 			if (k == 0) {
 				m[k].ms[run] =
 				    raw_batches(mem, pages, node_b, pages, &m[k].max_call_ms[run]);
-			} else if (k == 1) {
+			} else if (k == 1 || k == 8) {
 				struct np_actuator_params params;
 				struct np_actuator *act;
 				struct np_stats *stats;
@@ -262,6 +401,7 @@ int main(int argc, char **argv)
 				struct np_task_memory tm;
 				struct np_act_task at;
 				uint64_t bytes_read = 0;
+				struct np_task target;
 				double read_ms;
 				int err;
 
@@ -269,6 +409,7 @@ int main(int argc, char **argv)
 				params.migrate_rate_mb_s = 0;
 				params.allow_migrate_pages = false;
 				params.sys = &timed_sys;
+				params.movers = k == 8 ? 2 : 1;
 				longest_call_ms = longest_lookup_ms = call_ms = lookup_ms = 0;
 				if (np_stats_new(NULL, &stats) ||
 				    np_actuator_new_real(ctx, stats, &params, &act) ||
@@ -282,7 +423,9 @@ int main(int argc, char **argv)
 				t0 = now_ms();
 				{
 					char dir[NP_TASK_DIR_MAX];
-					int dirfd = np_task_dir_open(ctx, &self, dir);
+					int dirfd = task_of(ctx, child, &target) < 0
+							? -ESRCH
+							: np_task_dir_open(ctx, &target, dir);
 
 					err = dirfd < 0 ? dirfd
 							: np_memory_read(reader, ctx, dirfd, dir,
@@ -296,7 +439,7 @@ int main(int argc, char **argv)
 						strerror(-err));
 					return 1;
 				}
-				err = np_actuator_move_pages(act, &at, &self, &tm, node_b, 0, &res);
+				err = np_actuator_move_pages(act, &at, &target, &tm, node_b, 0, &res);
 				m[k].ms[run] = now_ms() - t0;
 				np_task_memory_clear(&tm);
 				np_memory_reader_free(reader);
@@ -306,11 +449,11 @@ int main(int argc, char **argv)
 							    : longest_lookup_ms;
 				if (err)
 					fprintf(stderr, "actuator: %s\n", strerror(-err));
-				printf("    (b) looked up %lu pages, moved %lu in %u calls, "
+				printf("    %s looked up %lu pages, moved %lu in %u calls, "
 				       "%lu left with errors; longest lookup %.1f ms, "
 				       "longest move %.1f ms; numa_maps %.1f ms, lookups %.1f ms, "
 				       "moves %.1f ms, the rest %.1f ms\n",
-				       (unsigned long)res.pages_queried,
+				       k == 8 ? "(b2)" : "(b)", (unsigned long)res.pages_queried,
 				       (unsigned long)res.pages_moved, res.calls,
 				       (unsigned long)res.pages_failed, longest_lookup_ms,
 				       longest_call_ms, read_ms, lookup_ms, call_ms,
@@ -329,12 +472,21 @@ int main(int argc, char **argv)
 				m[k].max_call_ms[run] = m[k].ms[run];
 				numa_bitmask_free(from);
 				numa_bitmask_free(to);
-			} else {
+			} else if (k <= 4) {
 				m[k].ms[run] = raw_batches(mem, pages, node_b, k == 3 ? 512 : 4096,
 							   &m[k].max_call_ms[run]);
+			} else {
+				m[k].ms[run] = parallel_batches(child, mem, pages, node_b, 512,
+								k == 5 ? 1 : k == 6 ? 2 : 4,
+								&m[k].max_call_ms[run]);
 			}
-			m[k].moved = pages_on(mem, pages, node_b);
-			munmap(mem, pages * PAGE);
+			m[k].moved = pages_of_on(child, mem, pages, node_b);
+			if (child > 0) {
+				close(hold);
+				waitpid(child, NULL, 0);
+			} else {
+				munmap(mem, pages * PAGE);
+			}
 		}
 	}
 	base = median(m[0].ms, runs);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <numa.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -946,6 +947,134 @@ static void test_stop_hook(void)
 	reap(child);
 }
 
+/* A fake for movers in parallel: every page lands on its node, each call
+ * takes 2 ms of real time, and the calls in flight at once are counted.
+ * Of the calls on pages in [lo, hi), the fail_call-th (1-based, 0: none)
+ * fails as a whole with -EIO; the pages the others moved there are counted
+ * in region_pages. */
+struct parallel_kernel {
+	atomic_uint calls, in_flight, most_in_flight, region_calls;
+	atomic_ulong pages, region_pages;
+	uintptr_t lo, hi;
+	unsigned fail_call;
+};
+
+static long parallel_move_pages(void *data, int pid, unsigned long count, void **pages,
+				const int *nodes, int *status)
+{
+	struct parallel_kernel *pk = data;
+	bool region = count && (uintptr_t)pages[0] >= pk->lo && (uintptr_t)pages[0] < pk->hi;
+	unsigned now_in, most, call = 0;
+
+	if (!nodes)
+		return np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, NULL, status);
+	atomic_fetch_add(&pk->calls, 1);
+	if (region)
+		call = atomic_fetch_add(&pk->region_calls, 1) + 1;
+	now_in = atomic_fetch_add(&pk->in_flight, 1) + 1;
+	most = atomic_load(&pk->most_in_flight);
+	while (now_in > most && !atomic_compare_exchange_weak(&pk->most_in_flight, &most, now_in))
+		;
+	usleep(2000);
+	atomic_fetch_sub(&pk->in_flight, 1);
+	if (region && call == pk->fail_call)
+		return -EIO;
+	for (unsigned long i = 0; i < count; i++)
+		status[i] = nodes[i];
+	atomic_fetch_add(&pk->pages, count);
+	if (region)
+		atomic_fetch_add(&pk->region_pages, count);
+	return 0;
+}
+
+/* Movers: batches moved by several calls at once give the same pages,
+ * calls and counts as one at a time; a call that fails leaves what the
+ * others of its group moved counted, and its error is the action's. */
+static void test_movers(void)
+{
+	static struct parallel_kernel pk;
+	struct np_actuator_sys sys = fake_sys;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	uint64_t moved_one = 0;
+	unsigned calls_one = 0;
+
+	sys.move_pages = parallel_move_pages;
+	sys.data = &pk;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	for (unsigned movers = 1; movers <= 4; movers += 3) {
+		struct np_act_task at;
+		uintptr_t addr = 0;
+		int child = spawn_region_child(4000, 1, &addr);
+		uint64_t before = np_stats_migrated_bytes(stats, 0, FAKE_NODE);
+
+		CHECK(child > 0);
+		if (child <= 0)
+			break;
+		fake_params(&params);
+		params.sys = &sys;
+		params.batch_pages = 64;
+		params.movers = movers;
+		virtual_ns = 7000 * SEC; /* still: batches keep their size */
+		memset(&pk, 0, sizeof(pk));
+		CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
+		CHECK(res.pages_moved >= 4000);
+		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
+		CHECK_INT(res.calls, atomic_load(&pk.calls));
+		CHECK_U64(np_stats_migrated_bytes(stats, 0, FAKE_NODE) - before,
+			  res.bytes_moved);
+		if (movers == 1) {
+			moved_one = res.pages_moved;
+			calls_one = res.calls;
+			CHECK_INT(atomic_load(&pk.most_in_flight), 1);
+		} else {
+			CHECK_U64(res.pages_moved, moved_one);
+			CHECK_INT(res.calls, calls_one);
+			CHECK(atomic_load(&pk.most_in_flight) > 1);
+			CHECK(atomic_load(&pk.most_in_flight) <= movers);
+		}
+		np_act_task_release(&at);
+		reap(child);
+
+		/* The second call in the region fails: with one mover it is
+		 * the last call, with four the others of its group are made
+		 * too; every page a call moved is counted, and the action
+		 * fails. */
+		child = spawn_region_child(4000, 1, &addr);
+		CHECK(child > 0);
+		if (child <= 0) {
+			np_actuator_free(act);
+			break;
+		}
+		memset(&pk, 0, sizeof(pk));
+		pk.fail_call = 2;
+		pk.lo = addr;
+		pk.hi = addr + 4000 * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EIO);
+		if (movers == 1)
+			CHECK_INT(atomic_load(&pk.region_calls), 2);
+		else
+			CHECK(atomic_load(&pk.region_calls) > 2 &&
+			      atomic_load(&pk.region_calls) <= 1 + movers);
+		CHECK(atomic_load(&pk.region_pages) > 0);
+		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
+		np_act_task_release(&at);
+		reap(child);
+		np_actuator_free(act);
+	}
+	teardown(ctx, topo, stats);
+}
+
 /* A range numa_maps shows as wholly present on one node is moved without
  * looking its pages up; one with holes is looked up. */
 static void test_dense_ranges_skip_lookups(void)
@@ -1377,6 +1506,7 @@ int main(void)
 	test_real_batches();
 	test_dense_ranges_skip_lookups();
 	test_stop_hook();
+	test_movers();
 	np_memory_reader_free(mem_reader);
 	return check_done();
 }
