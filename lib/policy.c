@@ -1060,14 +1060,17 @@ static void decide_home(const struct view *v, const struct np_config *cfg,
 
 /* The task keeps a mask the daemon set, which is no longer wanted: the
  * threads that still have it get the mask from before back. */
-static void give_back(const struct np_config *cfg, const struct sample *s,
-		      struct np_policy_history *h, struct np_action *a,
+static void give_back(const struct np_config *cfg, const struct np_task *task,
+		      const struct sample *s, struct np_policy_history *h, struct np_action *a,
 		      const struct np_planner_result *r)
 {
 	enum np_reason reason = NP_REASON_GIVEN_BACK;
 	/* Without a part in the plan, and with homes on, the plan left it out:
-	 * its threads already have their memory beside them. */
+	 * a thread has a mask its user set, or its threads already have their
+	 * memory beside them. */
 	const char *why = cfg->affinity == NP_AFFINITY_NEVER ? "affinity = never"
+			  : task->thread_masks_differ
+			      ? "a thread has a CPU mask of its own: its user placed its threads"
 			  : !r ? "its threads are beside their memory on several nodes"
 			       : np_reason_sentence(reason);
 
@@ -1213,7 +1216,7 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 	if (s->placeable && r && r->home >= 0) {
 		decide_home(v, cfg, t, s, &h, a, r);
 	} else if (h.narrowed) {
-		give_back(cfg, s, &h, a, r);
+		give_back(cfg, t->task, s, &h, a, r);
 	} else if (a->planned) {
 		/* No home: its threads go wherever the kernel runs them, and
 		 * memory sent after them would chase them. It stays. */

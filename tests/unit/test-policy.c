@@ -1327,6 +1327,7 @@ static void test_threads_pinned_one_by_one(void)
 	CHECK(!a.planned);
 	CHECK(a.set_affinity && a.widen);
 	CHECK_STR(np_reason_name(a.reason), "given-back");
+	CHECK(strstr(a.reason_text, "a thread has a CPU mask of its own") != NULL);
 	CHECK(cpus_are(&a.target_cpus, "0-63"));
 	CHECK(!hist.narrowed);
 	CHECK_INT(hist.home_node, -1);

@@ -2,8 +2,9 @@
 # their memory on node 0, free to run on every CPU: they do not fit node 0's
 # two CPUs together. The daemon gives each a home: one stays on node 0, the
 # other goes to node 1 with its memory; both end at least 90% local. Then
-# the user pins one thread of the first hog; at SIGTERM the daemon gives
-# every mask it set back, and leaves that thread's mask alone. Last, a
+# the user pins one thread of the first hog: at its next look the daemon
+# gives that hog's other threads their mask back (its user placed a thread),
+# leaving that thread's mask alone, and at SIGTERM the other hog's. Last, a
 # daemon killed with SIGKILL leaves its masks file, and the next start gives
 # the masks back. While both are homed, --status --json says so: each hog's
 # home, and for the one that went to node 1, the MiB moved there and why.
@@ -70,13 +71,22 @@ echo "$hog_a $home_a $hog_b $home_b" >/tmp/homes
 np_emit status.json /tmp/status.json
 np_emit homes /tmp/homes
 
-# The user pins one thread of hog a meanwhile: that mask is theirs.
+# The user pins one thread of hog a meanwhile: that mask is theirs, and
+# a task whose user placed a thread has no home: at its next look the
+# daemon gives its other threads back the mask they had; SIGTERM then
+# gives hog b its own.
 tid=$(ls "/proc/$hog_a/task" | sed -n 2p)
 taskset -p -c 0 "$tid" >/dev/null || np_fail "cannot pin thread $tid"
-sleep 1
+t0=$(np_ms)
+until grep -q "pid $hog_a (np-hog): move given-back: a thread has a CPU mask of its own" \
+	"$NP_DAEMON_LOG"; do
+	[ $(($(np_ms) - t0)) -lt 30000 ] ||
+		np_fail "hog a not given back 30 s after a thread was pinned: $(tail -n 5 "$NP_DAEMON_LOG")"
+	sleep 0.1
+done
 np_daemon_stop
-grep -q 'gave 2 tasks the CPU mask it had before' "$NP_DAEMON_LOG" ||
-	np_fail "no give-back logged: $(tail -n 5 "$NP_DAEMON_LOG")"
+grep -q 'gave 1 task the CPU mask it had before' "$NP_DAEMON_LOG" ||
+	np_fail "no give-back of hog b logged: $(tail -n 5 "$NP_DAEMON_LOG")"
 [ ! -e /run/numaplaced/masks ] || np_fail "masks file left after a clean stop"
 after_a=$(np_affinity "$hog_a")
 after_b=$(np_affinity "$hog_b")
