@@ -9,9 +9,11 @@
 #include <numaif.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <threads.h>
@@ -192,6 +194,9 @@ struct np_actuator {
 	unsigned query_pages; /* likewise, for lookups */
 	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
 	struct np_call_model move_model;
+	/* Taken by the calls of a move in flight and set by a reload, from
+	 * two threads. */
+	mtx_t rate_lock;
 	struct np_token_bucket rate;
 
 	void **pages; /* QUERY_PAGES each: scratch for one lookup */
@@ -207,6 +212,11 @@ struct np_actuator {
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
 	uint64_t records_dropped;
+
+	/* A move in flight on a thread of its own (np_actuator_move_start),
+	 * and an eventfd it writes when its last call is made. */
+	struct move_job *job;
+	int job_fd;
 };
 
 void np_actuator_params_init(struct np_actuator_params *params)
@@ -257,6 +267,11 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->backoff_max_ns =
 	    (params->backoff_max_ms ? params->backoff_max_ms : DEFAULT_BACKOFF_MAX_MS) * NS_PER_MS;
 	act->allow_migrate_pages = params->allow_migrate_pages;
+	act->job_fd = -1;
+	if (mtx_init(&act->rate_lock, mtx_plain) != thrd_success) {
+		free(act);
+		return -ENOMEM;
+	}
 	np_actuator_set_rate(act, params->migrate_rate_mb_s);
 	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
 	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
@@ -267,6 +282,16 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	    np_actuator_set_movers(act, params->movers) < 0) {
 		np_actuator_free(act);
 		return -ENOMEM;
+	}
+	/* A dry run's moves are records, made at once. */
+	if (!dry) {
+		act->job_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (act->job_fd < 0) {
+			int err = -errno;
+
+			np_actuator_free(act);
+			return err;
+		}
 	}
 	*out = act;
 	return 0;
@@ -297,7 +322,26 @@ void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
 
 	/* A burst of one second's worth: a tick can spend what the quiet
 	 * seconds before it saved, no more. */
+	mtx_lock(&act->rate_lock);
 	np_token_bucket_init(&act->rate, rate, rate, now(act));
+	mtx_unlock(&act->rate_lock);
+}
+
+static uint64_t rate_take(struct np_actuator *act, uint64_t want)
+{
+	uint64_t granted;
+
+	mtx_lock(&act->rate_lock);
+	granted = np_token_bucket_take(&act->rate, want, now(act));
+	mtx_unlock(&act->rate_lock);
+	return granted;
+}
+
+static void rate_refund(struct np_actuator *act, uint64_t bytes)
+{
+	mtx_lock(&act->rate_lock);
+	np_token_bucket_refund(&act->rate, bytes);
+	mtx_unlock(&act->rate_lock);
 }
 
 int np_actuator_new_real(struct np_ctx *ctx, struct np_stats *stats,
@@ -314,10 +358,18 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
 	return actuator_new(ctx, stats, params, true, out);
 }
 
+static void job_free(struct move_job *job);
+
 void np_actuator_free(struct np_actuator *act)
 {
 	if (!act)
 		return;
+	/* A move still in flight ends at its next batch: nothing is left to
+	 * account it to. */
+	job_free(act->job);
+	if (act->job_fd >= 0)
+		close(act->job_fd);
+	mtx_destroy(&act->rate_lock);
 	free(act->pages);
 	free(act->status);
 	free(act->nodes);
@@ -671,9 +723,8 @@ static void collect_free(struct collect *col)
 
 struct move_state {
 	struct np_actuator *act;
-	struct np_act_task *at;
-	const struct np_task *task;
-	const struct np_task_memory *mem;
+	int pid, pidfd; /* pidfd: polled between batches, -1 for none */
+	uint64_t start_ticks;
 	int target;
 	uint64_t budget; /* bytes left under max_bytes; UINT64_MAX: none */
 	struct np_move_result *res;
@@ -698,7 +749,7 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 	if (busy) {
 		int *recheck = act->nodes; /* free again: the moves are done */
 
-		if (act->sys->move_pages(act->sys->data, ms->task->pid, busy, act->pages, NULL,
+		if (act->sys->move_pages(act->sys->data, ms->pid, busy, act->pages, NULL,
 					 recheck) >= 0) {
 			for (unsigned i = 0, j = 0; i < b->count; i++)
 				if (status[i] == -EBUSY && recheck[j++] == b->dst)
@@ -783,8 +834,8 @@ static int make_call(void *arg)
 	for (unsigned i = 0; i < c->b.count; i++)
 		c->nodes[i] = c->b.dst;
 	t0 = now(act);
-	c->r = act->sys->move_pages(act->sys->data, c->pid, c->b.count, c->pages, c->nodes,
-				    c->status);
+	c->r =
+	    act->sys->move_pages(act->sys->data, c->pid, c->b.count, c->pages, c->nodes, c->status);
 	c->elapsed = now(act) - t0;
 	return 0;
 }
@@ -820,7 +871,7 @@ static int move_group(struct move_state *ms, const struct np_page_plan *plan,
 		uint64_t moved;
 
 		if (c->r < 0) {
-			np_token_bucket_refund(&act->rate, c->granted);
+			rate_refund(act, c->granted);
 			if (!err)
 				err = (int)c->r;
 			continue;
@@ -828,7 +879,7 @@ static int move_group(struct move_state *ms, const struct np_page_plan *plan,
 		np_stats_add_migrate_call(act->stats, NP_CALL_MOVE_PAGES, c->elapsed);
 		ms->res->calls++;
 		moved = account_batch(ms, plan, &c->b, c->status, page_bytes, c->r);
-		np_token_bucket_refund(&act->rate, c->granted - moved);
+		rate_refund(act, c->granted - moved);
 		if (ms->budget != UINT64_MAX)
 			ms->budget -= moved < ms->budget ? moved : ms->budget;
 		act->ns_per_page = c->elapsed / c->b.count;
@@ -862,26 +913,25 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			want = (uint64_t)b.count * page_bytes;
 			if (ms->budget != UINT64_MAX && want > left)
 				want = left / page_bytes * page_bytes;
-			granted = np_token_bucket_take(&act->rate, want, now(act));
+			granted = rate_take(act, want);
 			b.count = (unsigned)(granted / page_bytes);
-			np_token_bucket_refund(&act->rate,
-					       granted - (uint64_t)b.count * page_bytes);
+			rate_refund(act, granted - (uint64_t)b.count * page_bytes);
 			if (!b.count) {
 				ms->res->budget_exhausted = true;
 				ms->stop = true;
 				return n ? move_group(ms, plan, calls, n, page_bytes) : 0;
 			}
 			if (!n && stop_requested(ms)) {
-				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
+				rate_refund(act, (uint64_t)b.count * page_bytes);
 				return 0;
 			}
-			if (!n && pidfd_exited(ms->at->pidfd)) {
-				np_token_bucket_refund(&act->rate, (uint64_t)b.count * page_bytes);
+			if (!n && pidfd_exited(ms->pidfd)) {
+				rate_refund(act, (uint64_t)b.count * page_bytes);
 				return -ESRCH;
 			}
 			calls[n] = (struct move_call){
 			    .act = act,
-			    .pid = ms->task->pid,
+			    .pid = ms->pid,
 			    .b = b,
 			    .pages = plan->pages + b.first,
 			    .nodes = act->mover_nodes[n],
@@ -908,8 +958,7 @@ static int look_up(struct move_state *ms, unsigned n)
 {
 	struct np_actuator *act = ms->act;
 	uint64_t t0 = now(act), elapsed;
-	long r =
-	    act->sys->move_pages(act->sys->data, ms->task->pid, n, act->pages, NULL, act->status);
+	long r = act->sys->move_pages(act->sys->data, ms->pid, n, act->pages, NULL, act->status);
 
 	elapsed = now(act) - t0;
 	if (r < 0)
@@ -966,7 +1015,7 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 /* The whole misplaced set in one migrate_pages call, when it is small
  * enough to stay within one batch's time (see the figures at the top). */
 static bool whole_task_fits(const struct np_actuator *act, const struct collect *col,
-			    const struct move_state *ms)
+			    const struct move_state *ms, const struct np_task_memory *mem)
 {
 	uint64_t pages = col->misplaced_bytes / 4096;
 
@@ -977,7 +1026,7 @@ static bool whole_task_fits(const struct np_actuator *act, const struct collect 
 	 * under the user's own policy too, and, with CAP_SYS_NICE, pages
 	 * other tasks map. Only where the sources hold neither. */
 	for (unsigned node = 0; node < NP_MAX_NODES; node++)
-		if (col->src_pages[node] && np_task_memory_unmovable_on(ms->mem, (int)node))
+		if (col->src_pages[node] && np_task_memory_unmovable_on(mem, (int)node))
 			return false;
 	return true;
 }
@@ -989,9 +1038,9 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 	uint64_t granted, t0, elapsed, pages = 0, not_moved;
 	long r;
 
-	granted = np_token_bucket_take(&act->rate, col->misplaced_bytes, now(act));
+	granted = rate_take(act, col->misplaced_bytes);
 	if (granted < col->misplaced_bytes) {
-		np_token_bucket_refund(&act->rate, granted);
+		rate_refund(act, granted);
 		return 1; /* not now: fall back to batches, which can move part */
 	}
 	np_nodeset_zero(&from);
@@ -1003,10 +1052,10 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 			pages += col->src_pages[node];
 		}
 	t0 = now(act);
-	r = act->sys->migrate_pages(act->sys->data, ms->task->pid, &from, &to);
+	r = act->sys->migrate_pages(act->sys->data, ms->pid, &from, &to);
 	elapsed = now(act) - t0;
 	if (r < 0) {
-		np_token_bucket_refund(&act->rate, granted);
+		rate_refund(act, granted);
 		return (int)r;
 	}
 	np_stats_add_migrate_call(act->stats, NP_CALL_MIGRATE_PAGES, elapsed);
@@ -1031,7 +1080,7 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 		np_stats_add_page_failures(act->stats, -EAGAIN, not_moved);
 		ms->res->pages_failed += not_moved;
 	}
-	np_token_bucket_refund(&act->rate, granted - ms->res->bytes_moved);
+	rate_refund(act, granted - ms->res->bytes_moved);
 	if (pages)
 		act->ns_per_page = elapsed / pages;
 	return 0;
@@ -1053,7 +1102,7 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 			pages = pages * ms->budget / bytes;
 			bytes = ms->budget;
 		}
-		granted = np_token_bucket_take(&act->rate, bytes, now(act));
+		granted = rate_take(act, bytes);
 		if (granted < bytes) {
 			pages = pages * granted / bytes;
 			ms->res->budget_exhausted = true;
@@ -1065,8 +1114,8 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 			ms->budget -= bytes;
 		if (!pages)
 			continue;
-		rec.pid = ms->task->pid;
-		rec.start_ticks = ms->task->start_ticks;
+		rec.pid = ms->pid;
+		rec.start_ticks = ms->start_ticks;
 		rec.from = (int)node;
 		rec.to = ms->target;
 		rec.pages = pages;
@@ -1077,26 +1126,38 @@ static void record_moves(struct move_state *ms, const struct collect *col)
 	}
 }
 
-int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
-			   const struct np_task *task, const struct np_task_memory *mem,
-			   int target_node, uint64_t max_bytes, struct np_move_result *result)
-{
-	struct move_state ms = {
-	    .act = act,
-	    .at = at,
-	    .task = task,
-	    .mem = mem,
-	    .target = target_node,
-	    .budget = max_bytes ? max_bytes : UINT64_MAX,
-	    .res = result,
-	};
+/*
+ * A move in three steps. The first and last run in the caller's thread: they
+ * read files, log and keep the task's actuator state. The calls in between
+ * touch only the move's own state, the actuator's scratch and model, the
+ * rate (under its lock) and the stats (which lock): np_actuator_move_start()
+ * runs them on a thread of their own while the caller goes on.
+ */
+struct move_job {
+	struct np_actuator *act;
+	struct move_state ms;
+	struct np_move_result res;
 	struct collect col;
 	struct task_dir td;
-	uint64_t t0 = now(act);
+	bool whole; /* try one migrate_pages call first */
+	int err;    /* of the calls */
+	uint64_t t0;
+	bool threaded; /* carried out by @thread */
+	thrd_t thread;
+	_Atomic bool ended; /* its last call is made */
+};
+
+/* The checks, the task's maps, the candidates. Returns 0 with the job
+ * ready for its calls, 1 when it ended before any (dry run, nothing to
+ * move: @job->res holds it), or -errno (nothing is left open). */
+static int move_prepare(struct move_job *job, struct np_act_task *at, const struct np_task *task,
+			const struct np_task_memory *mem)
+{
+	struct np_actuator *act = job->act;
+	struct move_state *ms = &job->ms;
 	int err;
 
-	memset(result, 0, sizeof(*result));
-	if (target_node < 0 || target_node >= NP_MAX_NODES)
+	if (ms->target < 0 || ms->target >= NP_MAX_NODES)
 		return -EINVAL;
 	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
@@ -1104,48 +1165,249 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 	}
 	/* Outside Mems_allowed the kernel would refuse each page; outside the
 	 * cgroup's cpuset.mems it is not ours to put them. */
-	if (task->has_details && !np_task_may_use_node(task, target_node))
+	if (task->has_details && !np_task_may_use_node(task, ms->target))
 		return -EACCES;
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */
 	if (act->rate.rate) {
-		uint64_t peek = np_token_bucket_take(&act->rate, 4096, t0);
+		uint64_t peek = rate_take(act, 4096);
 
-		np_token_bucket_refund(&act->rate, peek);
+		rate_refund(act, peek);
 		if (peek < 4096) {
 			np_stats_add_skip(act->stats, NP_REASON_RATE_LIMIT);
 			return -EAGAIN;
 		}
 	}
-	err = action_begin(act, at, task, &td);
+	err = action_begin(act, at, task, &job->td);
 	if (err)
 		return err;
-	err = collect_candidates(act, &td, mem, target_node, &col);
-	result->bytes_skipped_sparse = col.sparse_bytes;
+	ms->pidfd = at->pidfd;
+	err = collect_candidates(act, &job->td, mem, ms->target, &job->col);
+	job->res.bytes_skipped_sparse = job->col.sparse_bytes;
 	if (!err && act->dry) {
-		record_moves(&ms, &col);
-	} else if (!err) {
-		err = 1;
-		if (col.misplaced_bytes && whole_task_fits(act, &col, &ms))
-			err = migrate_whole(&ms, &col);
-		if (err == 1) {
-			err = 0;
-			for (unsigned i = 0; i < col.nr && !err && !ms.stop; i++)
-				err = move_range(&ms, &col.c[i]);
-		}
+		record_moves(ms, &job->col);
+		return 1;
 	}
-	collect_free(&col);
-	if (result->budget_exhausted && !result->pages_moved && !err)
+	job->whole = !err && job->col.misplaced_bytes && whole_task_fits(act, &job->col, ms, mem);
+	job->err = err;
+	return err ? 1 : 0;
+}
+
+/* The calls: no file read, no log line. */
+static void move_run(struct move_job *job)
+{
+	struct move_state *ms = &job->ms;
+	int err = 1;
+
+	if (job->whole)
+		err = migrate_whole(ms, &job->col);
+	if (err == 1) {
+		err = 0;
+		for (unsigned i = 0; i < job->col.nr && !err && !ms->stop; i++)
+			err = move_range(ms, &job->col.c[i]);
+	}
+	job->err = err;
+}
+
+/* The task checked again, the backoff kept, the result. Returns as
+ * np_actuator_move_pages(). */
+static int move_finish(struct move_job *job, struct np_act_task *at, const struct np_task *task,
+		       struct np_move_result *result)
+{
+	struct np_actuator *act = job->act;
+	struct np_move_result *res = &job->res;
+	int err = job->err;
+
+	if (res->budget_exhausted && !res->pages_moved && !err)
 		np_stats_add_skip(act->stats, NP_REASON_RATE_LIMIT);
 	/* No progress at all while pages were there to move is a failure to
 	 * back off from, as is any error. */
-	err =
-	    action_end(act, at, task, &td, err,
-		       result->pages_misplaced && !result->pages_moved && !result->budget_exhausted,
-		       result->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
-	result->elapsed_ns = now(act) - t0;
-	if (!err && result->budget_exhausted && !result->pages_moved)
+	err = action_end(act, at, task, &job->td, err,
+			 res->pages_misplaced && !res->pages_moved && !res->budget_exhausted,
+			 res->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
+	res->elapsed_ns = now(act) - job->t0;
+	if (!err && res->budget_exhausted && !res->pages_moved)
 		err = -EAGAIN;
+	*result = *res;
+	return err;
+}
+
+static struct move_job *job_new(struct np_actuator *act, const struct np_task *task,
+				int target_node, uint64_t max_bytes)
+{
+	struct move_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	job->act = act;
+	job->td.fd = -1;
+	job->t0 = now(act);
+	job->ms = (struct move_state){
+	    .act = act,
+	    .pid = task->pid,
+	    .pidfd = -1,
+	    .start_ticks = task->start_ticks,
+	    .target = target_node,
+	    .budget = max_bytes ? max_bytes : UINT64_MAX,
+	    .res = &job->res,
+	};
+	return job;
+}
+
+static void job_free(struct move_job *job)
+{
+	if (!job)
+		return;
+	if (job->threaded)
+		thrd_join(job->thread, NULL);
+	if (job->td.fd >= 0)
+		close(job->td.fd);
+	if (job->threaded && job->ms.pidfd >= 0)
+		close(job->ms.pidfd);
+	collect_free(&job->col);
+	free(job);
+}
+
+int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
+			   const struct np_task *task, const struct np_task_memory *mem,
+			   int target_node, uint64_t max_bytes, struct np_move_result *result)
+{
+	struct move_job *job = job_new(act, task, target_node, max_bytes);
+	int err;
+
+	memset(result, 0, sizeof(*result));
+	if (!job)
+		return -ENOMEM;
+	err = move_prepare(job, at, task, mem);
+	if (err == 0)
+		move_run(job);
+	if (err >= 0)
+		err = move_finish(job, at, task, result);
+	job_free(job);
+	return err;
+}
+
+static int job_thread(void *arg)
+{
+	struct move_job *job = arg;
+	uint64_t one = 1;
+
+	move_run(job);
+	atomic_store(&job->ended, true);
+	if (write(job->act->job_fd, &one, sizeof(one)) < 0) {
+		/* The counter cannot overflow at one write per move. */
+	}
+	return 0;
+}
+
+int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
+			   const struct np_task *task, const struct np_task_memory *mem,
+			   int target_node, uint64_t max_bytes, struct np_move_result *result)
+{
+	struct move_job *job;
+	sigset_t all, old;
+	int err;
+
+	memset(result, 0, sizeof(*result));
+	if (act->job) {
+		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
+		return -EBUSY;
+	}
+	if (act->dry)
+		return np_actuator_move_pages(act, at, task, mem, target_node, max_bytes, result);
+	job = job_new(act, task, target_node, max_bytes);
+	if (!job)
+		return -ENOMEM;
+	err = move_prepare(job, at, task, mem);
+	if (err < 0) {
+		job_free(job);
+		return err;
+	}
+	if (err == 0) {
+		/* The task's state may be released while the calls run: they
+		 * poll a pidfd of their own. */
+		int pidfd = at->pidfd >= 0 ? fcntl(at->pidfd, F_DUPFD_CLOEXEC, 0) : -1;
+
+		if (at->pidfd < 0 || pidfd >= 0) {
+			job->ms.pidfd = pidfd;
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			job->threaded = thrd_create(&job->thread, job_thread, job) == thrd_success;
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			if (job->threaded) {
+				act->job = job;
+				return 1;
+			}
+			if (pidfd >= 0)
+				close(pidfd);
+			job->ms.pidfd = at->pidfd;
+		}
+		/* No thread to spare: the calls are made here. */
+		move_run(job);
+	}
+	err = move_finish(job, at, task, result);
+	job_free(job);
+	return err;
+}
+
+int np_actuator_move_fd(const struct np_actuator *act)
+{
+	return act->job_fd;
+}
+
+bool np_actuator_moving(const struct np_actuator *act, int *pid, uint64_t *start_ticks,
+			int *target_node)
+{
+	if (!act->job)
+		return false;
+	if (pid)
+		*pid = act->job->ms.pid;
+	if (start_ticks)
+		*start_ticks = act->job->ms.start_ticks;
+	if (target_node)
+		*target_node = act->job->ms.target;
+	return true;
+}
+
+bool np_actuator_move_ended(const struct np_actuator *act)
+{
+	return act->job && atomic_load(&act->job->ended);
+}
+
+int np_actuator_move_finish(struct np_actuator *act, struct np_act_task *at,
+			    struct np_move_result *result)
+{
+	struct move_job *job = act->job;
+	struct np_act_task gone;
+	struct np_task task = {0};
+	uint64_t count;
+	int err;
+
+	memset(result, 0, sizeof(*result));
+	if (!job)
+		return -ENOENT;
+	thrd_join(job->thread, NULL);
+	job->threaded = false;
+	if (read(act->job_fd, &count, sizeof(count)) < 0) {
+		/* Already read, or never written: nothing to drain. */
+	}
+	act->job = NULL;
+	task.pid = job->ms.pid;
+	task.start_ticks = job->ms.start_ticks;
+	/* A task forgotten meanwhile is checked through the job's pidfd;
+	 * action_end() then closes it with the state. */
+	if (!at) {
+		gone = (struct np_act_task){.tracked = true, .pidfd = job->ms.pidfd};
+		job->ms.pidfd = -1;
+		at = &gone;
+	} else if (job->ms.pidfd >= 0) {
+		close(job->ms.pidfd);
+		job->ms.pidfd = -1;
+	}
+	err = move_finish(job, at, &task, result);
+	if (at == &gone)
+		np_act_task_release(&gone);
+	job_free(job);
 	return err;
 }
 

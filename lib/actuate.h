@@ -151,6 +151,44 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result);
 
+/*
+ * The same move, off the caller's thread: np_actuator_move_start() makes the
+ * checks and reads the task's maps here, then hands the calls to a thread of
+ * the actuator's own and returns 1 while they run; the caller goes on (its
+ * loop ticks, serves metrics, answers SIGTERM through should_stop, which the
+ * calls ask between batches). np_actuator_move_fd() becomes readable when
+ * the calls are done, and np_actuator_move_finish() ends the move. One move
+ * at a time: a start while one is in flight returns -EBUSY (a skip,
+ * "migration-busy"). A move that ends before its first call (an error, a
+ * dry run, nothing to move) returns at once as np_actuator_move_pages()
+ * would, @result filled. While a move is in flight the caller may set
+ * affinity, change the rate and free the actuator (which waits for the
+ * calls, and accounts nothing more), but not change the number of movers.
+ */
+int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
+			   const struct np_task *task, const struct np_task_memory *mem,
+			   int target_node, uint64_t max_bytes, struct np_move_result *result);
+
+/* An eventfd readable once a started move's calls are done (drained by
+ * np_actuator_move_finish()); -1 before the first start. */
+int np_actuator_move_fd(const struct np_actuator *act);
+
+/* Whether a move is in flight, and of which task, to which node. */
+bool np_actuator_moving(const struct np_actuator *act, int *pid, uint64_t *start_ticks,
+			int *target_node);
+
+/* True once the calls of the move in flight are done: finishing it will not
+ * wait. */
+bool np_actuator_move_ended(const struct np_actuator *act);
+
+/* Wait for the calls of the move in flight to end, and end it as
+ * np_actuator_move_pages() would: the task checked again through its
+ * directory and pidfd, @at's backoff kept. @at is the task's state, or NULL
+ * when the caller has let it go meanwhile. Returns that function's values,
+ * or -ENOENT with no move in flight. */
+int np_actuator_move_finish(struct np_actuator *act, struct np_act_task *at,
+			    struct np_move_result *result);
+
 enum np_thread_outcome {
 	NP_THREAD_NARROWED,   /* new mask set (or, dry, would be) */
 	NP_THREAD_UNCHANGED,  /* already inside the node's CPUs */

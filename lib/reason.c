@@ -54,6 +54,8 @@ static const struct np_reason_info table[NP_REASON_COUNT] = {
     [NP_REASON_VANISHED] = {"vanished", "vanished", "exited or replaced before we acted"},
     [NP_REASON_AFFINITY_EMPTY] = {"affinity-empty", "affinity_empty",
 				  "a thread may use no CPU of the target node"},
+    [NP_REASON_MOVING_OTHER] = {"migration-busy", "migration_busy",
+				"pages of another task are being moved: one move at a time"},
 };
 
 static const struct np_reason_info unknown = {"unknown", "unknown", "unknown reason"};

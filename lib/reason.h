@@ -50,6 +50,7 @@ enum np_reason {
 	NP_REASON_RATE_LIMIT,	  /* the global migration rate is used up */
 	NP_REASON_VANISHED, /* exited, or its pid was reused, before it was read or acted on */
 	NP_REASON_AFFINITY_EMPTY, /* a thread's mask has no CPU of the target node */
+	NP_REASON_MOVING_OTHER,	  /* another move is in flight: one at a time */
 	NP_REASON_COUNT,
 };
 

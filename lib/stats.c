@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,10 @@ struct migrated_cell {
 };
 
 struct np_stats {
+	/* Counters are added from the loop and from the thread that moves
+	 * pages, and read by the metrics endpoint: one lock for all, taken
+	 * once per call, a few hundred times a second at most. */
+	pthread_mutex_t lock;
 	/* Read-mostly: set up once, numastat refreshed when metrics are asked
 	 * for. */
 	unsigned nr_nodes;
@@ -90,6 +95,7 @@ int np_stats_new(const struct np_topology *topo, struct np_stats **out)
 
 	if (!stats)
 		return -ENOMEM;
+	pthread_mutex_init(&stats->lock, NULL);
 	stats->nr_nodes = n;
 	stats->node_ids = calloc(n ? n : 1, sizeof(*stats->node_ids));
 	stats->numastat = calloc(n ? n : 1, sizeof(*stats->numastat));
@@ -118,7 +124,29 @@ void np_stats_free(struct np_stats *stats)
 	free(stats->migrated);
 	free(stats->plan_demand);
 	free(stats->plan_cpus);
+	pthread_mutex_destroy(&stats->lock);
 	free(stats);
+}
+
+/* The lock is taken for readers too: they take a const pointer. */
+static void lock(const struct np_stats *stats)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&stats->lock);
+}
+
+static void unlock(const struct np_stats *stats)
+{
+	pthread_mutex_unlock((pthread_mutex_t *)&stats->lock);
+}
+
+static uint64_t read_counter(const struct np_stats *stats, const uint64_t *counter)
+{
+	uint64_t v;
+
+	lock(stats);
+	v = *counter;
+	unlock(stats);
+	return v;
 }
 
 /* Index of node @id, or nr_nodes for "other". */
@@ -133,11 +161,11 @@ static unsigned node_slot(const struct np_stats *stats, int id)
 void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
 		       const struct np_planner_load *load, unsigned narrowed_tasks)
 {
+	lock(stats);
 	stats->narrowed_tasks = narrowed_tasks;
-	if (!load)
-		return;
-	stats->has_plan = true;
-	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+	if (load)
+		stats->has_plan = true;
+	for (unsigned i = 0; load && i < topo->nr_nodes; i++) {
 		unsigned slot = node_slot(stats, topo->nodes[i].id);
 
 		if (slot < stats->nr_nodes) {
@@ -145,11 +173,14 @@ void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
 			stats->plan_cpus[slot] = load[i].cpus;
 		}
 	}
+	unlock(stats);
 }
 
 void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks)
 {
+	lock(stats);
 	stats->given_back_tasks += tasks;
+	unlock(stats);
 }
 
 static struct migrated_cell *cell(const struct np_stats *stats, unsigned src, unsigned dst)
@@ -168,22 +199,28 @@ void np_stats_add_migrated(struct np_stats *stats, int src, int dst, uint64_t pa
 {
 	struct migrated_cell *c = cell(stats, node_slot(stats, src), node_slot(stats, dst));
 
+	lock(stats);
 	c->pages += pages;
 	c->bytes += bytes;
+	unlock(stats);
 }
 
 void np_stats_add_page_failures(struct np_stats *stats, int err, uint64_t pages)
 {
+	lock(stats);
 	stats->hot.page_failures[errno_slot(err)] += pages;
+	unlock(stats);
 }
 
 void np_stats_add_failure(struct np_stats *stats, enum np_stat_call action, int err)
 {
 	if ((unsigned)action >= NP_CALL_NR)
 		return;
+	lock(stats);
 	stats->hot.failures[action][errno_slot(err)]++;
 	if (np_is_permission_error(err))
 		stats->hot.permission_denied[action]++;
+	unlock(stats);
 }
 
 void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
@@ -191,34 +228,44 @@ void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
 {
 	if ((unsigned)action >= NP_CALL_NR)
 		return;
+	lock(stats);
 	stats->hot.migrate_calls[action]++;
 	stats->hot.migrate_call_ns[action] += elapsed_ns;
 	if (elapsed_ns > stats->hot.migrate_call_max_ns[action])
 		stats->hot.migrate_call_max_ns[action] = elapsed_ns;
+	unlock(stats);
 }
 
 void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns)
 {
+	lock(stats);
 	stats->hot.ticks++;
 	stats->hot.tick_ns += elapsed_ns;
 	if (elapsed_ns > stats->hot.tick_max_ns)
 		stats->hot.tick_max_ns = elapsed_ns;
+	unlock(stats);
 }
 
 void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages)
 {
+	lock(stats);
 	stats->hot.pages_queried += pages;
+	unlock(stats);
 }
 
 void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads)
 {
+	lock(stats);
 	stats->hot.affinity_threads += threads;
+	unlock(stats);
 }
 
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes)
 {
+	lock(stats);
 	stats->hot.scans++;
 	stats->hot.numa_maps_bytes += numa_maps_bytes;
+	unlock(stats);
 }
 
 /* Reads and moves are what the daemon is for, not skips. */
@@ -230,42 +277,50 @@ static bool is_skip(unsigned reason)
 
 void np_stats_add_skip(struct np_stats *stats, enum np_reason reason)
 {
-	if (is_skip(reason))
-		stats->hot.skips[reason]++;
+	if (!is_skip(reason))
+		return;
+	lock(stats);
+	stats->hot.skips[reason]++;
+	unlock(stats);
 }
 
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst)
 {
-	return cell(stats, node_slot(stats, src), node_slot(stats, dst))->bytes;
+	uint64_t v;
+
+	lock(stats);
+	v = cell(stats, node_slot(stats, src), node_slot(stats, dst))->bytes;
+	unlock(stats);
+	return v;
 }
 
 uint64_t np_stats_page_failures(const struct np_stats *stats, int err)
 {
-	return stats->hot.page_failures[errno_slot(err)];
+	return read_counter(stats, &stats->hot.page_failures[errno_slot(err)]);
 }
 
 uint64_t np_stats_permission_denied(const struct np_stats *stats, enum np_stat_call action)
 {
 	if ((unsigned)action >= NP_CALL_NR)
 		return 0;
-	return stats->hot.permission_denied[action];
+	return read_counter(stats, &stats->hot.permission_denied[action]);
 }
 
 uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call action, int err)
 {
 	if ((unsigned)action >= NP_CALL_NR)
 		return 0;
-	return stats->hot.failures[action][errno_slot(err)];
+	return read_counter(stats, &stats->hot.failures[action][errno_slot(err)]);
 }
 
 uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason)
 {
-	return is_skip(reason) ? stats->hot.skips[reason] : 0;
+	return is_skip(reason) ? read_counter(stats, &stats->hot.skips[reason]) : 0;
 }
 
 uint64_t np_stats_scans(const struct np_stats *stats)
 {
-	return stats->hot.scans;
+	return read_counter(stats, &stats->hot.scans);
 }
 
 static const struct {
@@ -424,7 +479,19 @@ static void write_migrated(const struct np_stats *stats, FILE *out, bool bytes)
 		}
 }
 
+static int write_prometheus(const struct np_stats *stats, FILE *out);
+
 int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
+{
+	int err;
+
+	lock(stats);
+	err = write_prometheus(stats, out);
+	unlock(stats);
+	return err;
+}
+
+static int write_prometheus(const struct np_stats *stats, FILE *out)
 {
 	const struct stats_hot *h = &stats->hot;
 	struct rusage ru;
@@ -479,8 +546,7 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	family(out, "tick_seconds_total", "counter",
 	       "Wall-clock time spent in placement cycles (the event loop waits meanwhile).");
 	fprintf(out, "numaplaced_tick_seconds_total %.6f\n", (double)h->tick_ns / 1e9);
-	family(out, "tick_seconds_max", "gauge",
-	       "The longest placement cycle since the start.");
+	family(out, "tick_seconds_max", "gauge", "The longest placement cycle since the start.");
 	fprintf(out, "numaplaced_tick_seconds_max %.6f\n", (double)h->tick_max_ns / 1e9);
 
 	family(out, "pages_queried_total", "counter",
@@ -496,9 +562,10 @@ int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
 	       "Tasks whose threads the daemon keeps on their home node's CPUs now.");
 	fprintf(out, "numaplaced_narrowed_tasks %u\n", stats->narrowed_tasks);
 	if (stats->has_plan) {
-		family(out, "node_cpu_demand", "gauge",
-		       "CPUs the last plan asks of each node: tasks homed or running there, and the "
-		       "rest of its load.");
+		family(
+		    out, "node_cpu_demand", "gauge",
+		    "CPUs the last plan asks of each node: tasks homed or running there, and the "
+		    "rest of its load.");
 		for (unsigned i = 0; i < stats->nr_nodes; i++)
 			fprintf(out, "numaplaced_node_cpu_demand{node=\"%d\"} %.3f\n",
 				stats->node_ids[i], stats->plan_demand[i]);
@@ -565,7 +632,19 @@ static double mib(uint64_t bytes)
 	return (double)bytes / (1024.0 * 1024.0);
 }
 
+static int write_summary(const struct np_stats *stats, FILE *out);
+
 int np_stats_write_summary(const struct np_stats *stats, FILE *out)
+{
+	int err;
+
+	lock(stats);
+	err = write_summary(stats, out);
+	unlock(stats);
+	return err;
+}
+
+static int write_summary(const struct np_stats *stats, FILE *out)
 {
 	const struct stats_hot *h = &stats->hot;
 	unsigned n = stats->nr_nodes + 1;

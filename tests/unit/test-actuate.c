@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <numa.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -1035,8 +1036,7 @@ static void test_movers(void)
 		CHECK_U64(atomic_load(&pk.region_pages), 4000);
 		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
 		CHECK_INT(res.calls, atomic_load(&pk.calls));
-		CHECK_U64(np_stats_migrated_bytes(stats, 0, FAKE_NODE) - before,
-			  res.bytes_moved);
+		CHECK_U64(np_stats_migrated_bytes(stats, 0, FAKE_NODE) - before, res.bytes_moved);
 		/* The region in several calls either way (batches start at 64
 		 * pages; the fitted size may grow on overlapping calls). */
 		CHECK(atomic_load(&pk.region_calls) >= 4);
@@ -1492,6 +1492,83 @@ static void test_affinity_exit_during_set(void)
 	teardown(ctx, topo, stats);
 }
 
+/* A move off the caller's thread: start returns while the calls run, a
+ * second start waits its turn, the fd says when the calls are done, and
+ * finishing accounts every page as a move made in place would; a task
+ * whose state the caller let go is finished all the same. */
+static void test_move_off_thread(void)
+{
+	static struct parallel_kernel pk;
+	struct np_actuator_sys sys = fake_sys;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+	struct np_task_memory mem;
+	uint64_t bytes_read = 0;
+
+	sys.move_pages = parallel_move_pages;
+	sys.data = &pk;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.sys = &sys;
+	params.batch_pages = 64;
+	params.movers = 2;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	CHECK_INT(np_actuator_move_fd(act) >= 0, 1);
+	CHECK_INT(np_actuator_move_finish(act, NULL, &res), -ENOENT);
+	for (int keep_state = 1; keep_state >= 0; keep_state--) {
+		struct np_act_task at;
+		uintptr_t addr = 0;
+		int child = spawn_region_child(4000, 1, &addr), pid = 0, target = -1;
+		uint64_t before = np_stats_migrated_bytes(stats, 0, FAKE_NODE);
+		uint64_t busy = np_stats_skips(stats, NP_REASON_MOVING_OTHER);
+		struct pollfd pfd;
+
+		CHECK(child > 0);
+		if (child <= 0)
+			break;
+		virtual_ns = 9000 * SEC;
+		memset(&pk, 0, sizeof(pk));
+		pk.lo = addr;
+		pk.hi = addr + 4000 * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(read_memory(mem_ctx, &task, &mem, &bytes_read), 0);
+		CHECK_INT(np_actuator_move_start(act, &at, &task, &mem, FAKE_NODE, 0, &res), 1);
+		/* The calls need no read of the tick's any more. */
+		np_task_memory_clear(&mem);
+		CHECK(np_actuator_moving(act, &pid, NULL, &target));
+		CHECK_INT(pid, child);
+		CHECK_INT(target, FAKE_NODE);
+		/* Some 60 calls of 2 ms: still in flight. */
+		CHECK(!np_actuator_move_ended(act));
+		CHECK_INT(np_actuator_move_start(act, &at, &task, &mem, FAKE_NODE, 0, &res),
+			  -EBUSY);
+		CHECK_U64(np_stats_skips(stats, NP_REASON_MOVING_OTHER), busy + 1);
+		pfd = (struct pollfd){.fd = np_actuator_move_fd(act), .events = POLLIN};
+		CHECK_INT(poll(&pfd, 1, 10000), 1);
+		CHECK(np_actuator_move_ended(act));
+		if (!keep_state)
+			np_act_task_release(&at);
+		CHECK_INT(np_actuator_move_finish(act, keep_state ? &at : NULL, &res), 0);
+		CHECK(!np_actuator_moving(act, NULL, NULL, NULL));
+		CHECK_U64(atomic_load(&pk.region_pages), 4000);
+		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
+		CHECK_INT(res.calls, atomic_load(&pk.calls));
+		CHECK_U64(np_stats_migrated_bytes(stats, 0, FAKE_NODE) - before, res.bytes_moved);
+		/* Drained: the fd waits for the next move. */
+		CHECK_INT(poll(&pfd, 1, 0), 0);
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 int main(void)
 {
 	CHECK_INT(np_memory_reader_new(&mem_reader), 0);
@@ -1514,6 +1591,7 @@ int main(void)
 	test_dense_ranges_skip_lookups();
 	test_stop_hook();
 	test_movers();
+	test_move_off_thread();
 	np_memory_reader_free(mem_reader);
 	return check_done();
 }
