@@ -479,18 +479,6 @@ static void write_migrated(const struct np_stats *stats, FILE *out, bool bytes)
 		}
 }
 
-static int write_prometheus(const struct np_stats *stats, FILE *out);
-
-int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
-{
-	int err;
-
-	lock(stats);
-	err = write_prometheus(stats, out);
-	unlock(stats);
-	return err;
-}
-
 static int write_prometheus(const struct np_stats *stats, FILE *out)
 {
 	const struct stats_hot *h = &stats->hot;
@@ -610,6 +598,23 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 	return ferror(out) ? -EIO : 0;
 }
 
+/* One consistent view: counters stay still while @write reads them. */
+static int write_locked(const struct np_stats *stats, FILE *out,
+			int (*write)(const struct np_stats *stats, FILE *out))
+{
+	int err;
+
+	lock(stats);
+	err = write(stats, out);
+	unlock(stats);
+	return err;
+}
+
+int np_stats_write_prometheus(const struct np_stats *stats, FILE *out)
+{
+	return write_locked(stats, out, write_prometheus);
+}
+
 int np_stats_format_prometheus(const struct np_stats *stats, char **buf, size_t *len)
 {
 	FILE *out = open_memstream(buf, len);
@@ -630,18 +635,6 @@ int np_stats_format_prometheus(const struct np_stats *stats, char **buf, size_t 
 static double mib(uint64_t bytes)
 {
 	return (double)bytes / (1024.0 * 1024.0);
-}
-
-static int write_summary(const struct np_stats *stats, FILE *out);
-
-int np_stats_write_summary(const struct np_stats *stats, FILE *out)
-{
-	int err;
-
-	lock(stats);
-	err = write_summary(stats, out);
-	unlock(stats);
-	return err;
 }
 
 static int write_summary(const struct np_stats *stats, FILE *out)
@@ -714,4 +707,9 @@ static int write_summary(const struct np_stats *stats, FILE *out)
 		fprintf(out, "own CPU time %.2f s user, %.2f s system\n", seconds(ru.ru_utime),
 			seconds(ru.ru_stime));
 	return ferror(out) ? -EIO : 0;
+}
+
+int np_stats_write_summary(const struct np_stats *stats, FILE *out)
+{
+	return write_locked(stats, out, write_summary);
 }
