@@ -49,7 +49,7 @@ struct np_engine {
 		int kernel_numa_balancing;
 		uint64_t uptime_ms, at_ms;
 	} decided;
-	bool denied_logged;	      /* the first permission failure was explained */
+	bool denied_logged; /* the first permission failure was explained */
 
 	bool (*should_stop)(void *data);
 	void *stop_data;
@@ -989,6 +989,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		struct np_task_state *st = t->picked_state[i];
 		const struct np_action *a = &actions[i];
 		int previous_target = st->hist ? st->hist->target_node : -1;
+		bool made;
 
 		e->action = *a;
 		e->has_decision = true;
@@ -1002,9 +1003,13 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		if (acts && a->kind == NP_ACTION_MOVE)
 			act_pages(engine, e, st, &acting[i]);
 		/* The history records a move as made: only one that was made
-		 * is committed. */
-		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) ||
-		    e->outcome == NP_SNAP_DONE) {
+		 * is committed. Threads given their new mask are a move made
+		 * even when the pages must wait (rate, another move): a mask
+		 * set and not recorded would read as its user's next time,
+		 * and never be given back. */
+		made = e->outcome == NP_SNAP_DONE ||
+		       (acting[i].started && !acting[i].err && acting[i].narrowed);
+		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) || made) {
 			if (!st->hist && !(st->hist = malloc(sizeof(*st->hist)))) {
 				err = -ENOMEM;
 				break;
@@ -1016,7 +1021,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		memset(&memos[i], 0, sizeof(memos[i]));
 		/* The plan counts a home as set once it is: a move that failed
 		 * or waits leaves the one before. */
-		if (a->set_affinity && e->outcome != NP_SNAP_DONE)
+		if (a->set_affinity && !made)
 			st->memo.home = st->hist && st->hist->home_node >= 0
 					    ? np_topology_index(snap->topo, st->hist->home_node)
 					    : -1;

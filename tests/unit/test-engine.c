@@ -208,6 +208,70 @@ static void test_home(void)
 	np_ctx_free(ctx);
 }
 
+/* Threads narrowed while their pages must wait (here the rate limit,
+ * spent by the task moved before) are recorded as narrowed: the mask is
+ * the daemon's, given back at its stop, not read as its user's. */
+static void test_narrowed_waits(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-wait-XXXXXX", cmd[4096];
+	struct np_saved_mask *saved = NULL;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_snapshot *snap;
+	struct np_ctx *ctx;
+	const struct np_snap_task *e;
+	size_t n = 0;
+
+	if (!mkdtemp(root)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	/* Both tasks' memory split between the nodes, most of it on the
+	 * home the plan gives each. */
+	snprintf(cmd, sizeof(cmd),
+		 "cp -R '%s'/. '%s' && cd '%s/proc' && "
+		 "sed -i 's/N1=102390/N0=30000 N1=72390/' 100/numa_maps && "
+		 "sed -i 's/N1=51200/N0=10000 N1=41200/' 200/numa_maps && "
+		 "sed 's/^Pid:.*/Pid:\\t200/' 100/task/101/status >200/task/200/status && "
+		 "printf '7f1000000000-7f100c800000 rw-p 00000000 00:00 0 \\n' >200/maps",
+		 fixture("engine-2node"), root, root);
+	CHECK_INT(system(cmd), 0);
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.migrate_rate_mb_s = 1;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	/* The hog's move spends the second's budget; local's pages wait. */
+	e = find_task(snap, 100);
+	CHECK(e && e->action.set_affinity && e->action.move_pages && e->outcome == NP_SNAP_DONE);
+	e = find_task(snap, 200);
+	CHECK(e && e->action.set_affinity && e->action.move_pages &&
+	      e->outcome == NP_SNAP_DEFERRED);
+	CHECK_U64(np_stats_skips(np_engine_stats(engine), NP_REASON_RATE_LIMIT), 1);
+	CHECK_INT(np_engine_saved_masks(engine, &saved, &n), 0);
+	CHECK_INT(n, 2);
+	for (size_t k = 0; k < n; k++) {
+		char text[64];
+
+		np_bitmap_format_list(&saved[k].narrowed, text, sizeof(text));
+		CHECK_STR(text, "2-3");
+		np_bitmap_format_list(&saved[k].before, text, sizeof(text));
+		CHECK_STR(text, "0-3");
+	}
+	free(saved);
+	np_snapshot_free(snap);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
 /* Memory the actuator will not move (under the task's own policy, or file
  * pages other tasks map) is not misplaced: the report and the daemon agree
  * on it. */
@@ -567,6 +631,7 @@ int main(void)
 	test_no_effect();
 	test_ticks();
 	test_home();
+	test_narrowed_waits();
 	test_status();
 	test_odd_files();
 	return check_done();
