@@ -29,8 +29,9 @@
 #include "notify.h"
 
 /*
- * SIGTERM and SIGINT must be seen inside a cycle too, where the loop does not
- * run: a migration in progress asks between batches. So these two get a
+ * SIGTERM and SIGINT must be seen where the loop does not run too: by a
+ * migration's calls, which ask between batches on the engine's mover
+ * thread, and inside a cycle, between actions. So these two get a
  * handler of our own that raises a flag (the one piece of global state:
  * a signal handler has nowhere else to put it) and wakes the loop through a
  * pipe; libevent handles the other signals.
@@ -64,6 +65,7 @@ struct daemon {
 	struct event_base *base;
 	struct event *tick;
 	struct event *sig_hup, *sig_usr1, *stop_event;
+	struct event *move_done; /* the engine's move off the loop ended */
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
 	struct np_control *control;
@@ -164,8 +166,8 @@ static int open_runtime_dir(struct daemon *d)
 	d->runtime_fd = np_runtime_dir_open(d->opts->runtime_dir, d->log);
 	if (d->runtime_fd < 0)
 		return d->runtime_fd;
-	err = np_control_start(d->base, d->opts->runtime_dir, d->log, answer_status, d,
-			       &d->control);
+	err =
+	    np_control_start(d->base, d->opts->runtime_dir, d->log, answer_status, d, &d->control);
 	if (err)
 		return err;
 	d->keeps_masks = !d->opts->dry_run && np_ctx_is_live(d->ctx);
@@ -256,8 +258,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = np_engine_tick(d->engine, &snap);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	np_stats_add_tick(np_engine_stats(d->engine),
-			  (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec));
+	np_stats_add_tick(
+	    np_engine_stats(d->engine),
+	    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec));
 
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "placement cycle failed: %s", strerror(-err));
@@ -270,6 +273,13 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			 (unsigned long long)np_stats_scans(np_engine_stats(d->engine)),
 			 d->opts->dry_run ? ", dry run" : "");
 	schedule_tick(d);
+}
+
+static void on_move_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	np_engine_finish_move(d->engine);
 }
 
 static int render_metrics(void *data, struct evbuffer *out)
@@ -481,6 +491,7 @@ static int setup(struct daemon *d)
 	struct np_engine_params params = {
 	    .dry_run = d->opts->dry_run,
 	    .should_stop = stop_requested,
+	    .moves_off_loop = true,
 	};
 	int err;
 
@@ -525,6 +536,14 @@ static int setup(struct daemon *d)
 	d->tick = evtimer_new(d->base, on_tick, d);
 	if (!d->tick || np_logger_attach(d->log, d->base))
 		return -ENOMEM;
+	/* Pages move while the loop ticks, serves metrics and hears SIGTERM;
+	 * a dry run has nothing to wait for. */
+	if (np_engine_move_fd(d->engine) >= 0) {
+		d->move_done = event_new(d->base, np_engine_move_fd(d->engine),
+					 EV_READ | EV_PERSIST, on_move_done, d);
+		if (!d->move_done || event_add(d->move_done, NULL))
+			return -ENOMEM;
+	}
 	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_usr1, SIGUSR1))
 		return -ENOMEM;
 	err = catch_stop_signals(d);
@@ -549,10 +568,10 @@ static void teardown(struct daemon *d)
 	np_control_free(d->control);
 	if (d->tick)
 		event_free(d->tick);
-	struct event *sigs[] = {d->sig_hup, d->sig_usr1, d->stop_event};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigs[i])
-			event_free(sigs[i]);
+	struct event *events[] = {d->sig_hup, d->sig_usr1, d->stop_event, d->move_done};
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (events[i])
+			event_free(events[i]);
 	for (int i = 0; i < 2; i++) {
 		if (stop_pipe[i] >= 0)
 			close(stop_pipe[i]);

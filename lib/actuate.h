@@ -170,7 +170,7 @@ int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result);
 
 /* An eventfd readable once a started move's calls are done (drained by
- * np_actuator_move_finish()); -1 before the first start. */
+ * np_actuator_move_finish()); -1 for a dry run. */
 int np_actuator_move_fd(const struct np_actuator *act);
 
 /* Whether a move is in flight, and of which task, to which node. */

@@ -51,6 +51,19 @@ struct np_engine {
 	} decided;
 	bool denied_logged; /* the first permission failure was explained */
 
+	/* Moves off the loop (np_engine_params.moves_off_loop): the one whose
+	 * calls run now, if any, as it was started. */
+	bool moves_off_loop;
+	struct {
+		bool on;
+		int pid;
+		uint64_t start_ticks;
+		char comm[NP_COMM_MAX];
+		int target_node;
+		bool narrowed; /* its threads got the home's mask with it */
+	} moving;
+	unsigned movers_wanted; /* a reload's migrate_threads, set when it ends; 0: none */
+
 	bool (*should_stop)(void *data);
 	void *stop_data;
 	np_engine_observer_fn observer;
@@ -85,6 +98,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->clock = params->clock;
 	engine->dry_run = params->dry_run;
 	engine->should_stop = params->should_stop;
+	engine->moves_off_loop = params->moves_off_loop;
 	engine->stop_data = params->stop_data;
 	np_config_init(&engine->cfg);
 	err = np_config_copy(&engine->cfg, cfg);
@@ -141,6 +155,15 @@ void np_engine_free(struct np_engine *engine)
 	free(engine);
 }
 
+static void set_movers(struct np_engine *engine, unsigned movers)
+{
+	/* Out of memory for a mover's buffers: the movers before stay. */
+	if (np_actuator_set_movers(engine->act, movers) < 0)
+		np_log(engine->ctx, LOG_WARNING,
+		       "migrate_threads %u: no memory for the movers; keeping the ones there are",
+		       movers);
+}
+
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 {
 	struct np_config copy;
@@ -167,11 +190,11 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	 * it may refill the bucket, or SIGHUPs would lift the limit. */
 	if (copy.migrate_rate_mb_s != engine->cfg.migrate_rate_mb_s)
 		np_actuator_set_rate(engine->act, copy.migrate_rate_mb_s);
-	/* Out of memory for a mover's buffers: the movers before stay. */
-	if (np_actuator_set_movers(engine->act, copy.migrate_threads) < 0)
-		np_log(engine->ctx, LOG_WARNING,
-		       "migrate_threads %u: no memory for the movers; keeping the ones there are",
-		       copy.migrate_threads);
+	/* The movers of a move in flight are its own until it ends. */
+	if (engine->moving.on)
+		engine->movers_wanted = copy.migrate_threads;
+	else
+		set_movers(engine, copy.migrate_threads);
 	np_config_free(&engine->cfg);
 	engine->cfg = copy;
 	for (unsigned i = 0; i < engine->states.nr; i++)
@@ -203,6 +226,9 @@ unsigned np_engine_tracked(const struct np_engine *engine)
 int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsigned *left)
 {
 	unsigned done = 0, failed = 0;
+
+	/* Its pages first: the stop ends its calls at the next batch. */
+	np_engine_finish_move(engine);
 
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
@@ -691,22 +717,20 @@ nomem:
 }
 
 /* Log what an action did; the daemon logs the decision itself. */
-static void log_move(struct np_engine *engine, const struct np_snap_task *e,
+static void log_move(struct np_engine *engine, const struct np_task *task, int target_node,
 		     const struct np_move_result *res, int err, bool denied)
 {
-	const struct np_action *a = &e->action;
-
 	if (denied)
-		log_denied(engine, &e->task, "moving its pages", err);
+		log_denied(engine, task, "moving its pages", err);
 	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
 		       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
-		       e->task.pid, e->task.comm, (unsigned long long)res->pages_moved,
-		       a->target_node, res->calls, (double)res->elapsed_ns / 1e6,
+		       task->pid, task->comm, (unsigned long long)res->pages_moved, target_node,
+		       res->calls, (double)res->elapsed_ns / 1e6,
 		       (unsigned long long)res->pages_failed);
-	else if (err != -EAGAIN)
-		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s",
-		       e->task.pid, e->task.comm, a->target_node, strerror(-err));
+	else if (err != -EAGAIN && err != -EBUSY)
+		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s", task->pid,
+		       task->comm, target_node, strerror(-err));
 }
 
 static void log_affinity(struct np_engine *engine, const struct np_snap_task *e,
@@ -741,6 +765,7 @@ struct acting {
 	bool started;	   /* not held back by a no-effect backoff */
 	int err;	   /* of the affinity step */
 	unsigned narrowed; /* threads given a new mask */
+	bool busy;	   /* the pages wait for another task's move to end */
 };
 
 /* The threads' part: kept on the home's CPUs, they stop wandering off while
@@ -770,10 +795,34 @@ static void act_threads(struct np_engine *engine, struct np_snap_task *e, struct
 	np_affinity_result_clear(&ares);
 }
 
+/* What came of a move that ran to its end, in the task's state: one that
+ * moved no page and narrowed no thread would change nothing next look
+ * either, so that node is not tried again for a while. Returns the
+ * outcome; @first: the first such outcome toward that node. */
+static enum np_snap_outcome move_ended(struct np_task_state *st, int target_node,
+				       uint64_t bytes_moved, unsigned narrowed, bool *first)
+{
+	*first = false;
+	if (bytes_moved || narrowed) {
+		st->no_effect_node = -1;
+		st->no_effect_wait = 0;
+		return NP_SNAP_DONE;
+	}
+	*first = st->no_effect_node != target_node;
+	st->no_effect_wait = *first ? NO_EFFECT_LOOKS_MIN
+			     : st->no_effect_wait * 2 > NO_EFFECT_LOOKS_MAX
+				 ? NO_EFFECT_LOOKS_MAX
+				 : st->no_effect_wait * 2;
+	st->no_effect_node = target_node;
+	st->no_effect_looks = st->no_effect_wait;
+	return NP_SNAP_NO_EFFECT;
+}
+
 /* The pages' part, and what came of both. Fills e->outcome and
- * e->moved_bytes. */
+ * e->moved_bytes. Off the loop, a move whose calls run on (started) is
+ * done as far as the tick goes: np_engine_finish_move() counts its pages. */
 static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st,
-		      const struct acting *ac)
+		      struct acting *ac)
 {
 	const struct np_action *a = &e->action;
 	struct np_move_result res = {0};
@@ -784,41 +833,99 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 	if (!err && a->move_pages) {
 		uint64_t denied = denied_total(engine);
 
-		err = np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
-					     a->target_node, a->move_bytes, &res);
-		log_move(engine, e, &res, err, denied_total(engine) > denied);
-		e->moved_bytes = res.bytes_moved;
+		err = engine->moves_off_loop
+			  ? np_actuator_move_start(engine->act, &st->act, &e->task, &e->mem,
+						   a->target_node, a->move_bytes, &res)
+			  : np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
+						   a->target_node, a->move_bytes, &res);
+		if (err == 1) {
+			engine->moving.on = true;
+			engine->moving.pid = e->task.pid;
+			engine->moving.start_ticks = e->task.start_ticks;
+			memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
+			engine->moving.target_node = a->target_node;
+			engine->moving.narrowed = ac->narrowed > 0;
+		} else {
+			log_move(engine, &e->task, a->target_node, &res, err,
+				 denied_total(engine) > denied);
+			e->moved_bytes = res.bytes_moved;
+		}
 	}
-	/* The actuator counts its own skips (vanished, backoff, rate). */
-	if (err) {
-		e->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
-	} else if (!res.bytes_moved && !ac->narrowed) {
-		/* Nothing it could move, nothing to narrow: trying again next
-		 * look would change nothing either. */
-		e->outcome = NP_SNAP_NO_EFFECT;
-		e->first_no_effect = st->no_effect_node != a->target_node;
-		st->no_effect_wait = e->first_no_effect ? NO_EFFECT_LOOKS_MIN
-				     : st->no_effect_wait * 2 > NO_EFFECT_LOOKS_MAX
-					 ? NO_EFFECT_LOOKS_MAX
-					 : st->no_effect_wait * 2;
-		st->no_effect_node = a->target_node;
-		st->no_effect_looks = st->no_effect_wait;
-	} else {
+	/* The actuator counts its own skips (vanished, backoff, rate, another
+	 * move in flight). */
+	ac->busy = err == -EBUSY;
+	if (err == 1)
 		e->outcome = NP_SNAP_DONE;
-		st->no_effect_node = -1;
-		st->no_effect_wait = 0;
-		if (a->widen)
-			np_stats_add_given_back(engine->stats, 1);
+	else if (err)
+		e->outcome = err == -EAGAIN || err == -EBUSY ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
+	else
+		e->outcome = move_ended(st, a->target_node, res.bytes_moved, ac->narrowed,
+					&e->first_no_effect);
+	if (e->outcome == NP_SNAP_DONE && a->widen)
+		np_stats_add_given_back(engine->stats, 1);
+}
+
+int np_engine_move_fd(const struct np_engine *engine)
+{
+	return engine->moves_off_loop ? np_actuator_move_fd(engine->act) : -1;
+}
+
+int np_engine_finish_move(struct np_engine *engine)
+{
+	struct np_task_state *st;
+	struct np_move_result res;
+	struct np_task task = {0};
+	uint64_t denied;
+	bool first;
+	int err;
+
+	if (!engine->moving.on)
+		return 0;
+	/* NULL when the task left the list meanwhile: the actuator checks
+	 * it through a pidfd of its own. */
+	st = np_state_table_find(&engine->states, engine->moving.pid, engine->moving.start_ticks);
+	denied = denied_total(engine);
+	err = np_actuator_move_finish(engine->act, st ? &st->act : NULL, &res);
+	engine->moving.on = false;
+	task.pid = engine->moving.pid;
+	task.start_ticks = engine->moving.start_ticks;
+	memcpy(task.comm, engine->moving.comm, sizeof(task.comm));
+	log_move(engine, &task, engine->moving.target_node, &res, err,
+		 denied_total(engine) > denied);
+	if (st && !err &&
+	    move_ended(st, engine->moving.target_node, res.bytes_moved, engine->moving.narrowed,
+		       &first) == NP_SNAP_NO_EFFECT)
+		np_log(engine->ctx, first ? LOG_NOTICE : LOG_DEBUG,
+		       "pid %d (%s): moving its pages to node %d moved nothing: backing off",
+		       task.pid, task.comm, engine->moving.target_node);
+	if (st && st->last) {
+		struct np_snap_live *live = &st->last->live;
+
+		st->last->moved_bytes += res.bytes_moved;
+		live->moved_bytes += res.bytes_moved;
+		if (live->acted && live->last_action.move_pages &&
+		    live->last_action.target_node == engine->moving.target_node)
+			live->last_action.moved_bytes += res.bytes_moved;
 	}
+	if (engine->movers_wanted) {
+		set_movers(engine, engine->movers_wanted);
+		engine->movers_wanted = 0;
+	}
+	return err;
 }
 
 /* What the look means for the task's scan period. */
 static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 					 const struct np_snap_task *e,
-					 const struct np_task_state *st, int previous_target)
+					 const struct np_task_state *st, const struct acting *ac,
+					 int previous_target)
 {
 	unsigned locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 
+	/* Waiting for another task's move is no sign of a stable place: it
+	 * is looked at again soon. */
+	if (ac->busy)
+		return NP_SCAN_CHANGED;
 	if (e->action.kind != NP_ACTION_MOVE || e->outcome != NP_SNAP_DONE) {
 		if (e->outcome == NP_SNAP_FAILED)
 			return NP_SCAN_FAILED;
@@ -1026,7 +1133,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 					    ? np_topology_index(snap->topo, st->hist->home_node)
 					    : -1;
 		np_sched_done(engine->sched, &st->sched, &e->task, t->picked_bytes[i],
-			      scan_outcome(engine, e, st, previous_target));
+			      scan_outcome(engine, e, st, &acting[i], previous_target));
 		if (!t->opts->look_once) {
 			err = remember_look(st, e, tasks[i].cpu_percent, t->now_ms);
 			if (err)
@@ -1101,6 +1208,10 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	/* A dry run's records were logged as they were made; keeping them
 	 * past the tick would only fill the actuator's cap. */
 	np_actuator_clear_records(engine->act);
+	/* A move whose calls ended is counted before this tick decides: its
+	 * pages are where the tick will see them. */
+	if (engine->moving.on && np_actuator_move_ended(engine->act))
+		np_engine_finish_move(engine);
 	err = observe(engine, &t);
 	if (!err)
 		err = read_tasks(engine, &t);

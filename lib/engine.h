@@ -32,6 +32,11 @@ struct np_engine_params {
 	 * cycle early (the daemon's SIGTERM). NULL: never. */
 	bool (*should_stop)(void *data);
 	void *stop_data;
+	/* Pages move on a thread of the actuator's while the caller's loop
+	 * goes on (the daemon's): a tick starts a move and returns, one move
+	 * at a time; np_engine_move_fd() says when it ends. False: a tick
+	 * makes its moves itself (the tests, the one-shot look). */
+	bool moves_off_loop;
 };
 
 /* Create an engine with @cfg (copied). Returns 0 or -errno; a live context is
@@ -44,6 +49,17 @@ void np_engine_free(struct np_engine *engine);
  * filter, the policy and the actuator's rate. Returns 0, or -EINVAL or
  * -ENOMEM with the old one still in force. */
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg);
+
+/* With moves off the loop: an fd readable once the calls of the move in
+ * flight are done, when np_engine_finish_move() is due; -1 otherwise. */
+int np_engine_move_fd(const struct np_engine *engine);
+
+/* End the move in flight, waiting for its calls (a stop ends them at the
+ * next batch): its pages counted for its task, the result logged, a move
+ * that moved nothing backed off from. A tick that finds the calls done
+ * ends it itself, and so does np_engine_give_back_all(). Returns 0 with no
+ * move in flight, else as np_actuator_move_finish(). */
+int np_engine_finish_move(struct np_engine *engine);
 
 /* Run one cycle. With @snapshot, also hand back the tasks read this tick,
  * with what was decided and done (free with np_snapshot_free). Returns 0 or
