@@ -32,7 +32,7 @@ struct stats_hot {
 	uint64_t migrate_calls[NP_CALL_NR];
 	uint64_t migrate_call_ns[NP_CALL_NR];
 	uint64_t migrate_call_max_ns[NP_CALL_NR];
-	uint64_t ticks, tick_ns, tick_max_ns;
+	uint64_t ticks, tick_ns, tick_max_ns, tick_cpu_ns;
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
@@ -236,11 +236,12 @@ void np_stats_add_migrate_call(struct np_stats *stats, enum np_stat_call action,
 	unlock(stats);
 }
 
-void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns)
+void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu_ns)
 {
 	lock(stats);
 	stats->hot.ticks++;
 	stats->hot.tick_ns += elapsed_ns;
+	stats->hot.tick_cpu_ns += cpu_ns;
 	if (elapsed_ns > stats->hot.tick_max_ns)
 		stats->hot.tick_max_ns = elapsed_ns;
 	unlock(stats);
@@ -536,6 +537,10 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 	fprintf(out, "numaplaced_tick_seconds_total %.6f\n", (double)h->tick_ns / 1e9);
 	family(out, "tick_seconds_max", "gauge", "The longest placement cycle since the start.");
 	fprintf(out, "numaplaced_tick_seconds_max %.6f\n", (double)h->tick_max_ns / 1e9);
+	family(out, "tick_cpu_seconds_total", "counter",
+	       "CPU time the placement cycles took, on the daemon's main thread (moves off the "
+	       "loop not included).");
+	fprintf(out, "numaplaced_tick_cpu_seconds_total %.6f\n", (double)h->tick_cpu_ns / 1e9);
 
 	family(out, "pages_queried_total", "counter",
 	       "Pages whose node was looked up before moving.");

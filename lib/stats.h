@@ -85,8 +85,9 @@ void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);
 
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
-/* One placement cycle of @elapsed_ns, wall clock. */
-void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns);
+/* One placement cycle of @elapsed_ns, wall clock, which took @cpu_ns of its
+ * thread's CPU time. */
+void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu_ns);
 
 /* One task or action passed over for @reason (out of range, or a reason
  * that is no skip, such as a move: ignored). The label is the reason

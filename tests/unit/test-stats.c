@@ -458,7 +458,7 @@ static void test_counters_and_output(void)
 	np_stats_add_scan(stats, 5);
 	np_stats_add_skip(stats, NP_REASON_TOO_YOUNG);
 	np_stats_add_skip(stats, NP_REASON_TOO_YOUNG);
-	np_stats_add_skip(stats, NP_REASON_COUNT);	/* out of range: ignored */
+	np_stats_add_skip(stats, NP_REASON_COUNT);     /* out of range: ignored */
 	np_stats_add_skip(stats, NP_REASON_MISPLACED); /* a move is no skip */
 
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 2 << 20);
@@ -478,9 +478,9 @@ static void test_counters_and_output(void)
 	CHECK_STR(np_reason_metric(NP_REASON_COUNT), "unknown");
 
 	/* Three cycles: the longest is the one kept. */
-	np_stats_add_tick(stats, 12000000);
-	np_stats_add_tick(stats, 30000000);
-	np_stats_add_tick(stats, 5000000);
+	np_stats_add_tick(stats, 12000000, 1000000);
+	np_stats_add_tick(stats, 30000000, 2500000);
+	np_stats_add_tick(stats, 5000000, 0);
 
 	/* The handmade tree has no numastat files. */
 	CHECK_INT(np_stats_update_numastat(stats, ctx), -ENOENT);
@@ -509,13 +509,14 @@ static void test_counters_and_output(void)
 	CHECK(find_line(text, "numaplaced_migrate_calls_total{call=\"move_pages\"} 1\n"));
 	CHECK(find_line(text,
 			"numaplaced_migrate_call_seconds_total{call=\"move_pages\"} 0.020000\n"));
-	CHECK(find_line(text,
-			"numaplaced_migrate_call_seconds_max{call=\"move_pages\"} 0.020000\n"));
+	CHECK(
+	    find_line(text, "numaplaced_migrate_call_seconds_max{call=\"move_pages\"} 0.020000\n"));
 	CHECK(find_line(text,
 			"numaplaced_migrate_call_seconds_max{call=\"migrate_pages\"} 0.000000\n"));
 	CHECK(find_line(text, "numaplaced_ticks_total 3\n"));
 	CHECK(find_line(text, "numaplaced_tick_seconds_total 0.047000\n"));
 	CHECK(find_line(text, "numaplaced_tick_seconds_max 0.030000\n"));
+	CHECK(find_line(text, "numaplaced_tick_cpu_seconds_total 0.003500\n"));
 	CHECK(find_line(text, "numaplaced_scans_total 2\n"));
 	CHECK(find_line(text, "numaplaced_numa_maps_read_bytes_total 12350\n"));
 	CHECK(find_line(text, "numaplaced_skips_total{reason=\"too_young\"} 2\n"));
