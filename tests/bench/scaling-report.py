@@ -69,54 +69,50 @@ def sample_rows(results):
     return sorted(rows, key=lambda r: r["gib"])
 
 
-def plot_idle(rows, plot_dir):
-    procs = [r for r in rows if r["case"] != "t10000"]
-    if len(procs) < 2:
-        return None
-    data = os.path.join(plot_dir, "scaling-idle.dat")
+def gnuplot(plot_dir, name, title, xlabel, points, curves, yrange="[*:*]"):
+    """A log-log PNG of @points (rows of x and one y per curve), the
+    @curves titled, plus any extra gnuplot plot terms; returns its name."""
+    data = os.path.join(plot_dir, name + ".dat")
     with open(data, "w") as f:
-        for r in sorted(procs, key=lambda r: r["procs"]):
-            f.write(f"{r['procs']:.0f} {r['median']:.3f} {r['p90']:.3f}\n")
-    png = os.path.join(plot_dir, "scaling-idle.png")
+        for row in points:
+            f.write(" ".join(f"{v:.3f}" for v in row) + "\n")
+    terms = [f"'{data}' using 1:{k + 2} with linespoints title '{t}'"
+             for k, t in enumerate(curves[0])] + curves[1]
+    png = os.path.join(plot_dir, name + ".png")
     script = f"""set terminal pngcairo size 800,450 noenhanced
 set output '{png}'
-set title 'CPU per placement cycle against the processes listed (host, dry run)'
-set xlabel 'processes in /proc'
-set ylabel 'CPU ms per cycle'
+set title '{title}'
+set xlabel '{xlabel}'
+set ylabel 'CPU ms'
 set logscale xy
+set yrange {yrange}
 set key below
 set grid
-plot '{data}' using 1:2 with linespoints title 'median', \\
-     '{data}' using 1:3 with linespoints title '90th percentile', \\
-     1 with lines dashtype 2 title 'goal: 1 ms at 10,000 tasks'
+plot {", ".join(terms)}
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.remove(data)
     return os.path.basename(png)
+
+
+def plot_idle(rows, plot_dir):
+    procs = sorted((r for r in rows if r["case"] != "t10000"), key=lambda r: r["procs"])
+    if len(procs) < 2:
+        return None
+    return gnuplot(plot_dir, "scaling-idle",
+                   "CPU per placement cycle against the processes listed (host, dry run)",
+                   "processes in /proc", [(r["procs"], r["median"], r["p90"]) for r in procs],
+                   (["median", "90th percentile"],
+                    ["1 with lines dashtype 2 title 'goal: 1 ms at 10,000 tasks'"]), "[0.5:*]")
 
 
 def plot_sample(rows, plot_dir):
     if len(rows) < 2:
         return None
-    data = os.path.join(plot_dir, "scaling-sample.dat")
-    with open(data, "w") as f:
-        for r in rows:
-            f.write(f"{r['gib']:.2f} {r['maps_cpu']:.3f} {r['sample_cpu']:.3f}\n")
-    png = os.path.join(plot_dir, "scaling-sample.png")
-    script = f"""set terminal pngcairo size 800,450 noenhanced
-set output '{png}'
-set title 'One look at a task: numa_maps read against a sampled look (host)'
-set xlabel 'GiB the task holds'
-set ylabel 'CPU ms per look'
-set logscale xy
-set key below
-set grid
-plot '{data}' using 1:2 with linespoints title 'numa_maps read and parse', \\
-     '{data}' using 1:3 with linespoints title 'sampled look, 4096 pages'
-"""
-    subprocess.run(["gnuplot"], input=script, text=True, check=True)
-    os.remove(data)
-    return os.path.basename(png)
+    return gnuplot(plot_dir, "scaling-sample",
+                   "One look at a task: numa_maps read against a sampled look (host)",
+                   "GiB the task holds", [(r["gib"], r["maps_cpu"], r["sample_cpu"]) for r in rows],
+                   (["numa_maps read and parse", "sampled look, 4096 pages"], []))
 
 
 def idle_section(rows, png, doc_dir, plot_dir):
