@@ -22,6 +22,31 @@ static const struct np_snap_task *find_task(const struct np_snapshot *r, int pid
 	return NULL;
 }
 
+/* A copy of fixture @name in a new directory @root (a mkdtemp template),
+ * then @edit (shell, run in its proc/; NULL: none) to make it odd. Returns
+ * false, having said why, when it could not be made. */
+static bool fixture_copy(char *root, const char *name, const char *edit)
+{
+	char cmd[8192];
+
+	if (!mkdtemp(root)) {
+		CHECK(!"mkdtemp");
+		return false;
+	}
+	snprintf(cmd, sizeof(cmd), "cp -R '%s'/. '%s' && cd '%s/proc' && %s", fixture(name), root,
+		 root, edit ? edit : "true");
+	CHECK_INT(system(cmd), 0);
+	return true;
+}
+
+static void tree_remove(const char *root)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
 /* The one-shot report: every user task shown, each with what the daemon
  * would do and why. */
 static void test_report_decisions(void)
@@ -214,7 +239,7 @@ static void test_home(void)
 static void test_narrowed_waits(void)
 {
 	struct np_engine_params params = {.dry_run = true};
-	char root[] = "/tmp/np-engine-wait-XXXXXX", cmd[4096];
+	char root[] = "/tmp/np-engine-wait-XXXXXX";
 	struct np_saved_mask *saved = NULL;
 	struct np_engine *engine;
 	struct np_config cfg;
@@ -223,20 +248,14 @@ static void test_narrowed_waits(void)
 	const struct np_snap_task *e;
 	size_t n = 0;
 
-	if (!mkdtemp(root)) {
-		CHECK(!"mkdtemp");
-		return;
-	}
 	/* Both tasks' memory split between the nodes, most of it on the
 	 * home the plan gives each. */
-	snprintf(cmd, sizeof(cmd),
-		 "cp -R '%s'/. '%s' && cd '%s/proc' && "
-		 "sed -i 's/N1=102390/N0=30000 N1=72390/' 100/numa_maps && "
-		 "sed -i 's/N1=51200/N0=10000 N1=41200/' 200/numa_maps && "
-		 "sed 's/^Pid:.*/Pid:\\t200/' 100/task/101/status >200/task/200/status && "
-		 "printf '7f1000000000-7f100c800000 rw-p 00000000 00:00 0 \\n' >200/maps",
-		 fixture("engine-2node"), root, root);
-	CHECK_INT(system(cmd), 0);
+	if (!fixture_copy(root, "engine-2node",
+			  "sed -i 's/N1=102390/N0=30000 N1=72390/' 100/numa_maps && "
+			  "sed -i 's/N1=51200/N0=10000 N1=41200/' 200/numa_maps && "
+			  "sed 's/^Pid:.*/Pid:\\t200/' 100/task/101/status >200/task/200/status && "
+			  "printf '7f1000000000-7f100c800000 rw-p 00000000 00:00 0 \\n' >200/maps"))
+		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.migrate_rate_mb_s = 1;
@@ -268,8 +287,7 @@ static void test_narrowed_waits(void)
 	np_clock_free(params.clock);
 	np_config_free(&cfg);
 	np_ctx_free(ctx);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	CHECK_INT(system(cmd), 0);
+	tree_remove(root);
 }
 
 /* Memory the actuator will not move (under the task's own policy, or file
@@ -505,22 +523,17 @@ out:
 static void test_odd_files(void)
 {
 	struct np_engine_params params = {.dry_run = true};
-	char root[] = "/tmp/np-engine-odd-XXXXXX", cmd[8192];
+	char root[] = "/tmp/np-engine-odd-XXXXXX";
 	struct np_snapshot *snap;
 	struct np_engine *engine;
 	struct np_config cfg;
 	struct np_ctx *ctx;
 	struct np_stats *stats;
 
-	if (!mkdtemp(root)) {
-		CHECK(!"mkdtemp");
+	if (!fixture_copy(root, "engine-2node",
+			  "rm 100/numa_maps && mkdir 100/numa_maps && "
+			  "head -c 300000 /dev/zero | tr '\\0' x >200/cgroup"))
 		return;
-	}
-	snprintf(cmd, sizeof(cmd),
-		 "cp -R '%s'/. '%s' && cd '%s/proc' && rm 100/numa_maps && mkdir 100/numa_maps && "
-		 "head -c 300000 /dev/zero | tr '\\0' x >200/cgroup",
-		 fixture("engine-2node"), root, root);
-	CHECK_INT(system(cmd), 0);
 	np_config_init(&cfg);
 	cfg.affinity = NP_AFFINITY_NEVER;
 	cfg.scan_delay_ms = 0;
@@ -547,8 +560,7 @@ static void test_odd_files(void)
 	np_clock_free(params.clock);
 	np_config_free(&cfg);
 	np_ctx_free(ctx);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	CHECK_INT(system(cmd), 0);
+	tree_remove(root);
 }
 
 /* Take CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH out of the effective set
@@ -585,18 +597,17 @@ static void keep_warnings(void *data, int priority, const char *fmt, va_list arg
 static void test_permission_denied(void)
 {
 	struct np_engine_params params = {.dry_run = true};
-	char dir[] = "/tmp/np-engine-denied-XXXXXX", cmd[512], path[600];
+	char dir[] = "/tmp/np-engine-denied-XXXXXX", path[600];
 	struct np_engine *engine;
 	struct np_snapshot *snap;
 	struct np_config cfg;
 	struct np_ctx *ctx;
 
+	if (!fixture_copy(dir, "engine-2node", NULL))
+		return;
 	np_config_init(&cfg);
 	cfg.affinity = NP_AFFINITY_NEVER;
 	cfg.min_cpu_percent = 0;
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(cmd, sizeof(cmd), "cp -R '%s/.' '%s'", fixture("engine-2node"), dir);
-	CHECK_INT(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/proc/100/numa_maps", dir);
 	CHECK_INT(chmod(path, 0), 0);
 	CHECK_INT(np_ctx_new(dir, &ctx), 0);
@@ -619,8 +630,7 @@ static void test_permission_denied(void)
 	np_engine_free(engine);
 	np_clock_free(params.clock);
 	np_ctx_free(ctx);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK_INT(system(cmd), 0);
+	tree_remove(dir);
 }
 
 int main(void)
