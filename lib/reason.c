@@ -17,6 +17,8 @@ static const struct np_reason_info table[NP_REASON_COUNT] = {
     [NP_REASON_TOO_SMALL] = {"too-small", "small_rss", "RSS below min_rss_mb"},
     [NP_REASON_WAITING_PERIOD] = {"waiting-period", "waiting_period", "read within its period"},
     [NP_REASON_IDLE] = {"idle", "idle", "CPU use since the last look below min_cpu_percent"},
+    [NP_REASON_MIGRATING] = {"migrating", "migrating",
+			     "its pages are being moved: read once the move ends"},
     [NP_REASON_OVER_BUDGET] = {"over-budget", "over_budget",
 			       "due, but this cycle's scan_budget_mb is spent"},
     [NP_REASON_LOCAL] = {"local", "local_enough", "its memory is where its threads run"},

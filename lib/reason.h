@@ -24,6 +24,7 @@ enum np_reason {
 	NP_REASON_TOO_SMALL,	  /* RSS below min_rss_mb */
 	NP_REASON_WAITING_PERIOD, /* read within its period */
 	NP_REASON_IDLE,		  /* CPU use since the last look below min_cpu_percent */
+	NP_REASON_MIGRATING,	  /* due, but its pages are being moved: read after */
 	NP_REASON_OVER_BUDGET,	  /* due, but this tick's scan budget is spent */
 	/* The policy. */
 	NP_REASON_LOCAL,	    /* keep: enough memory is where the threads run */

@@ -25,6 +25,8 @@ struct np_sched {
 	const struct np_filter *filter;
 	np_sched_details_fn details;
 	void *details_data;
+	np_sched_busy_fn busy;
+	void *busy_data;
 	struct np_sched_counters counters;
 };
 
@@ -73,6 +75,12 @@ void np_sched_set_filter(struct np_sched *sched, const struct np_filter *filter,
 	sched->filter = filter;
 	sched->details = details;
 	sched->details_data = data;
+}
+
+void np_sched_set_busy(struct np_sched *sched, np_sched_busy_fn busy, void *data)
+{
+	sched->busy = busy;
+	sched->busy_data = data;
 }
 
 void np_sched_task_init(const struct np_sched *sched, struct np_sched_task *st)
@@ -137,7 +145,6 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 	if (st->has_period)
 		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
-
 
 /*
  * CPU use since the last look (the last read, or the last time it was found
@@ -207,15 +214,16 @@ static int plan_reserve(struct np_sched_plan *plan, unsigned nr)
 /* The verdict of the cheap tests, or NP_REASON_COUNT for a task that is due
  * and worth a read. */
 static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task *st,
-					  const struct np_task *task, unsigned ticks_per_s,
-					  uint64_t now, uint64_t *wait_ms)
+				    const struct np_task *task, unsigned ticks_per_s, uint64_t now,
+				    uint64_t *wait_ms)
 {
 	const struct sched_settings *set = &sched->set;
 
 	*wait_ms = 0;
 	if (task->kthread || (task->flags & NP_PF_KTHREAD))
 		return NP_REASON_KERNEL_THREAD;
-	if (st->cgroup_excluded || (sched->filter && np_filter_excludes(sched->filter, task, NULL, 0)))
+	if (st->cgroup_excluded ||
+	    (sched->filter && np_filter_excludes(sched->filter, task, NULL, 0)))
 		return NP_REASON_EXCLUDED;
 	if (task->age_ms < set->scan_delay_ms) {
 		*wait_ms = set->scan_delay_ms - task->age_ms;
@@ -233,6 +241,8 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		*wait_ms = st->next_due_ms - now;
 		return NP_REASON_WAITING_PERIOD;
 	}
+	if (sched->busy && sched->busy(sched->busy_data, task))
+		return NP_REASON_MIGRATING;
 	if (task_is_idle(set, st, task, ticks_per_s, now)) {
 		/* A look without a read: the next one judges the CPU use of
 		 * a full period from here. */
@@ -274,7 +284,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		return -EINVAL;
 	for (unsigned i = 1; i < list->nr; i++)
 		if (np_task_id_compare(list->tasks[i - 1].pid, list->tasks[i - 1].start_ticks,
-				  list->tasks[i].pid, list->tasks[i].start_ticks) >= 0)
+				       list->tasks[i].pid, list->tasks[i].start_ticks) >= 0)
 			return -EINVAL; /* unsorted, or one task listed twice */
 	err = plan_reserve(plan, list->nr);
 	if (err)
@@ -309,8 +319,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		/* Strictly in line: a task that does not fit stops the tick,
 		 * so it heads the line next time instead of being passed
 		 * forever by smaller ones. */
-		if (budget_spent ||
-		    (plan->nr_picks > 0 && plan->picked_rss_bytes + rss > budget)) {
+		if (budget_spent || (plan->nr_picks > 0 && plan->picked_rss_bytes + rss > budget)) {
 			budget_spent = true;
 			v->reason = NP_REASON_OVER_BUDGET;
 			continue;

@@ -41,10 +41,10 @@ struct np_sched;
 /* What the scheduler remembers of one task between ticks. Start it with
  * np_sched_task_init; only the scheduler writes it. */
 struct np_sched_task {
-	bool has_due;	  /* next_due_ms is set: the scan delay has passed */
-	bool scanned;	  /* read at least once */
+	bool has_due;	      /* next_due_ms is set: the scan delay has passed */
+	bool scanned;	      /* read at least once */
 	bool cgroup_excluded; /* excluded by its cgroup: asked once per config */
-	bool has_period;  /* period_start_ms is set */
+	bool has_period;      /* period_start_ms is set */
 	uint64_t next_due_ms;
 	uint64_t period_start_ms; /* the last read, or the last look that found it idle */
 	uint64_t base_period_ms;  /* adaptive, within [scan_period_min, scan_period_max] */
@@ -67,7 +67,7 @@ enum np_scan_outcome {
 
 struct np_sched_verdict {
 	enum np_reason reason; /* one of the first NP_REASON_SCHED_COUNT */
-	uint64_t wait_ms; /* too young, period: ms until it may be read */
+	uint64_t wait_ms;      /* too young, period: ms until it may be read */
 };
 
 /* One tick's plan over a task list. */
@@ -89,7 +89,7 @@ struct np_sched_counters {
 	uint64_t picks;		  /* reads planned */
 	uint64_t numa_maps_reads; /* reads reported done, failed ones included */
 	uint64_t read_failures;
-	uint64_t bytes_parsed;			/* numa_maps bytes reported done */
+	uint64_t bytes_parsed;		    /* numa_maps bytes reported done */
 	uint64_t verdicts[NP_REASON_COUNT]; /* task-ticks by reason */
 	uint64_t outcomes[NP_SCAN_NR_OUTCOMES];
 };
@@ -123,6 +123,12 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
  * cgroup rules, how to read a due task's details for them. */
 void np_sched_set_filter(struct np_sched *sched, const struct np_filter *filter,
 			 np_sched_details_fn details, void *data);
+
+/* Whether @task's pages are being moved now. A due task that is waits,
+ * still due (verdict "migrating"): a read of it would see pages in motion,
+ * and would walk its page tables beside the move. */
+typedef bool (*np_sched_busy_fn)(void *data, const struct np_task *task);
+void np_sched_set_busy(struct np_sched *sched, np_sched_busy_fn busy, void *data);
 
 /* Plan this tick over @list, sorted by (pid, start_ticks); states[i] is the
  * state of list->tasks[i]. Picked tasks count as read now: until

@@ -278,6 +278,52 @@ static void test_no_double_read(void)
 	np_clock_free(clock);
 }
 
+/* A task whose pages are being moved is not read while they move, and is
+ * read at the first tick after: it stays due meanwhile. */
+static bool pid_moving(void *data, const struct np_task *task)
+{
+	return task->pid == *(const int *)data;
+}
+
+static void test_busy_waits(void)
+{
+	struct np_config cfg = test_config();
+	struct fake fakes[] = {
+	    {.pid = 8, .born_ms = 0, .rss_mb = 500, .cpu_percent = 50},
+	    {.pid = 9, .born_ms = 0, .rss_mb = 500, .cpu_percent = 50},
+	};
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct np_clock *clock;
+	struct np_sched *sched;
+	int moving = 8;
+
+	CHECK_INT(np_clock_new_virtual(5000, &clock), 0);
+	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
+	np_sched_set_busy(sched, pid_moving, &moving);
+	for (int i = 0; i < 3; i++) {
+		make_list(&list, fakes, 2, np_clock_now_ms(clock));
+		CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+		CHECK_INT(plan.verdicts[0].reason, NP_REASON_MIGRATING);
+		CHECK(!picked(&plan, 0));
+		/* The other one is read once, then waits its period. */
+		CHECK_INT(plan.verdicts[1].reason,
+			  i ? NP_REASON_WAITING_PERIOD : NP_REASON_SCAN_FIRST);
+		CHECK_INT(np_clock_advance(clock, 100), 0);
+	}
+	moving = 0;
+	make_list(&list, fakes, 2, np_clock_now_ms(clock));
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_SCAN_FIRST);
+	CHECK(picked(&plan, 0));
+	CHECK_U64(np_sched_counters(sched)->verdicts[NP_REASON_MIGRATING], 3);
+	np_state_table_clear(&table);
+	np_sched_plan_free(&plan);
+	np_sched_free(sched);
+	np_clock_free(clock);
+}
+
 /* One tick reads at most scan_budget_mb of RSS, most overdue first; a task
  * bigger than the budget is read alone when it heads the line, and its
  * period is stretched by how many budgets it spans. */
@@ -819,8 +865,8 @@ static void test_bad_input(void)
 	    {.pid = 5, .rss_mb = 500, .cpu_percent = 100},
 	};
 	static const char *const names[NP_REASON_SCHED_COUNT] = {
-	    "scan-first", "scan-due",	    "kernel-thread", "excluded",    "too-young",
-	    "too-small",  "waiting-period", "idle",	     "over-budget",
+	    "scan-first", "scan-due",	    "kernel-thread", "excluded",  "too-young",
+	    "too-small",  "waiting-period", "idle",	     "migrating", "over-budget",
 	};
 
 	CHECK_INT(np_clock_new_virtual(0, &clock), 0);
@@ -883,6 +929,7 @@ int main(void)
 	test_scan_delay();
 	test_period_adapts();
 	test_no_double_read();
+	test_busy_waits();
 	test_budget();
 	test_pid_reuse_and_exit();
 	test_reload_clamps();
