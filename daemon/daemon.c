@@ -229,7 +229,7 @@ static void log_decisions(struct daemon *d, const struct np_snapshot *snap)
 
 		if (!e->has_decision || (a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD))
 			continue;
-		if (e->outcome == NP_SNAP_DONE) {
+		if (e->outcome == NP_SNAP_DONE || e->outcome == NP_SNAP_STARTED) {
 			prio = LOG_NOTICE;
 		} else if (e->outcome == NP_SNAP_NO_EFFECT) {
 			prio = e->first_no_effect ? LOG_NOTICE : LOG_DEBUG;
@@ -260,12 +260,11 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	struct timespec t0, t1, cpu0, cpu1;
 	int err;
 
-	/* The cycle's cost is the whole of this handler's CPU time; its
-	 * length, how long the loop waited for the engine. */
+	/* The cycle is the whole handler, its logging included: how long
+	 * the loop waits, and what it costs. */
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = np_engine_tick(d->engine, &snap);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 
 	if (err) {
 		np_logger_log(d->log, LOG_ERR, "placement cycle failed: %s", strerror(-err));
@@ -278,6 +277,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			 (unsigned long long)np_stats_scans(np_engine_stats(d->engine)),
 			 d->opts->dry_run ? ", dry run" : "");
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	np_stats_add_tick(np_engine_stats(d->engine), elapsed_ns(&t0, &t1),
 			  elapsed_ns(&cpu0, &cpu1));
 	schedule_tick(d);
@@ -287,7 +287,10 @@ static void on_move_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 
-	np_engine_finish_move(d->engine);
+	/* A tick may have ended that move and started the next since the fd
+	 * was found readable: never wait for calls here. */
+	if (np_engine_move_ended(d->engine))
+		np_engine_finish_move(d->engine);
 }
 
 static int render_metrics(void *data, struct evbuffer *out)

@@ -60,7 +60,11 @@ struct np_engine {
 		uint64_t start_ticks;
 		char comm[NP_COMM_MAX];
 		int target_node;
-		bool narrowed; /* its threads got the home's mask with it */
+		bool narrowed;	/* its threads got the home's mask with it */
+		uint64_t at_ms; /* the tick that started it */
+		/* The policy's next history, committed when the move has
+		 * moved pages: as a tick commits a move made in it. */
+		struct np_policy_history next;
 	} moving;
 	unsigned movers_wanted; /* a reload's migrate_threads, set when it ends; 0: none */
 
@@ -82,6 +86,15 @@ static int read_details(void *data, unsigned index)
 	struct np_engine *engine = data;
 
 	return np_task_read_details(engine->ctx, &engine->planned->tasks[index]);
+}
+
+/* The task whose pages move off the loop now. */
+static bool moving_task(void *data, const struct np_task *task)
+{
+	const struct np_engine *engine = data;
+
+	return engine->moving.on && task->pid == engine->moving.pid &&
+	       task->start_ticks == engine->moving.start_ticks;
 }
 
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
@@ -109,6 +122,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	if (err)
 		goto fail;
 	np_sched_set_filter(engine->sched, engine->filter, read_details, engine);
+	np_sched_set_busy(engine->sched, moving_task, engine);
 	err = np_task_source_new(engine->ctx, &engine->src);
 	if (!err)
 		err = np_memory_reader_new(&engine->reader);
@@ -766,6 +780,7 @@ struct acting {
 	int err;	   /* of the affinity step */
 	unsigned narrowed; /* threads given a new mask */
 	bool busy;	   /* the pages wait for another task's move to end */
+	bool off_loop;	   /* its pages move off the loop now */
 };
 
 /* The threads' part: kept on the home's CPUs, they stop wandering off while
@@ -819,8 +834,8 @@ static enum np_snap_outcome move_ended(struct np_task_state *st, int target_node
 }
 
 /* The pages' part, and what came of both. Fills e->outcome and
- * e->moved_bytes. Off the loop, a move whose calls run on (started) is
- * done as far as the tick goes: np_engine_finish_move() counts its pages. */
+ * e->moved_bytes. Off the loop, a move whose calls run on is "started":
+ * np_engine_finish_move() says what came of it. */
 static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st,
 		      struct acting *ac)
 {
@@ -838,7 +853,9 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 						   a->target_node, a->move_bytes, &res)
 			  : np_actuator_move_pages(engine->act, &st->act, &e->task, &e->mem,
 						   a->target_node, a->move_bytes, &res);
+		/* 1: the calls run on the actuator's thread. */
 		if (err == 1) {
+			ac->off_loop = true;
 			engine->moving.on = true;
 			engine->moving.pid = e->task.pid;
 			engine->moving.start_ticks = e->task.start_ticks;
@@ -855,19 +872,24 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 	 * move in flight). */
 	ac->busy = err == -EBUSY;
 	if (err == 1)
-		e->outcome = NP_SNAP_DONE;
+		e->outcome = NP_SNAP_STARTED;
 	else if (err)
 		e->outcome = err == -EAGAIN || err == -EBUSY ? NP_SNAP_DEFERRED : NP_SNAP_FAILED;
 	else
 		e->outcome = move_ended(st, a->target_node, res.bytes_moved, ac->narrowed,
 					&e->first_no_effect);
-	if (e->outcome == NP_SNAP_DONE && a->widen)
+	if ((e->outcome == NP_SNAP_DONE || e->outcome == NP_SNAP_STARTED) && a->widen)
 		np_stats_add_given_back(engine->stats, 1);
 }
 
 int np_engine_move_fd(const struct np_engine *engine)
 {
 	return engine->moves_off_loop ? np_actuator_move_fd(engine->act) : -1;
+}
+
+bool np_engine_move_ended(const struct np_engine *engine)
+{
+	return engine->moving.on && np_actuator_move_ended(engine->act);
 }
 
 int np_engine_finish_move(struct np_engine *engine)
@@ -898,14 +920,31 @@ int np_engine_finish_move(struct np_engine *engine)
 		np_log(engine->ctx, first ? LOG_NOTICE : LOG_DEBUG,
 		       "pid %d (%s): moving its pages to node %d moved nothing: backing off",
 		       task.pid, task.comm, engine->moving.target_node);
+	/* Pages moved: the move is made, and recorded as a tick records
+	 * one made in it (threads narrowed with it were recorded at its
+	 * start). Without memory for it the history before stays. */
+	if (st && !err && res.bytes_moved) {
+		if (!st->hist)
+			st->hist = malloc(sizeof(*st->hist));
+		if (st->hist)
+			*st->hist = engine->moving.next;
+	}
+	/* The task is not looked at while its pages move (the scheduler's
+	 * "migrating"), so its last look is the one that started the move. */
 	if (st && st->last) {
 		struct np_snap_live *live = &st->last->live;
+		struct np_snap_acted *la = &live->last_action;
 
-		st->last->moved_bytes += res.bytes_moved;
 		live->moved_bytes += res.bytes_moved;
-		if (live->acted && live->last_action.move_pages &&
-		    live->last_action.target_node == engine->moving.target_node)
-			live->last_action.moved_bytes += res.bytes_moved;
+		if (live->acted && la->outcome == NP_SNAP_STARTED &&
+		    la->at_ms == engine->moving.at_ms) {
+			la->moved_bytes += res.bytes_moved;
+			la->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED
+				      : err	     ? NP_SNAP_FAILED
+				      : res.bytes_moved || engine->moving.narrowed
+					  ? NP_SNAP_DONE
+					  : NP_SNAP_NO_EFFECT;
+		}
 	}
 	if (engine->movers_wanted) {
 		set_movers(engine, engine->movers_wanted);
@@ -926,7 +965,8 @@ static enum np_scan_outcome scan_outcome(const struct np_engine *engine,
 	 * is looked at again soon. */
 	if (ac->busy)
 		return NP_SCAN_CHANGED;
-	if (e->action.kind != NP_ACTION_MOVE || e->outcome != NP_SNAP_DONE) {
+	if (e->action.kind != NP_ACTION_MOVE ||
+	    (e->outcome != NP_SNAP_DONE && e->outcome != NP_SNAP_STARTED)) {
 		if (e->outcome == NP_SNAP_FAILED)
 			return NP_SCAN_FAILED;
 		return st->looked && locality + LOCALITY_DROP_POINTS < st->last_locality
@@ -1116,6 +1156,10 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		 * and never be given back. */
 		made = e->outcome == NP_SNAP_DONE ||
 		       (acting[i].started && !acting[i].err && acting[i].narrowed);
+		if (acting[i].off_loop) {
+			engine->moving.next = next[i];
+			engine->moving.at_ms = t->now_ms;
+		}
 		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) || made) {
 			if (!st->hist && !(st->hist = malloc(sizeof(*st->hist)))) {
 				err = -ENOMEM;
@@ -1210,7 +1254,7 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	np_actuator_clear_records(engine->act);
 	/* A move whose calls ended is counted before this tick decides: its
 	 * pages are where the tick will see them. */
-	if (engine->moving.on && np_actuator_move_ended(engine->act))
+	if (np_engine_move_ended(engine))
 		np_engine_finish_move(engine);
 	err = observe(engine, &t);
 	if (!err)

@@ -61,6 +61,10 @@ int np_engine_move_fd(const struct np_engine *engine);
  * move in flight, else as np_actuator_move_finish(). */
 int np_engine_finish_move(struct np_engine *engine);
 
+/* Whether a move is in flight and its calls are done: finishing it will
+ * not wait. */
+bool np_engine_move_ended(const struct np_engine *engine);
+
 /* Run one cycle. With @snapshot, also hand back the tasks read this tick,
  * with what was decided and done (free with np_snapshot_free). Returns 0 or
  * -errno (the machine could not be observed at all). */

@@ -30,7 +30,7 @@ const char *np_snap_outcome_name(enum np_snap_outcome outcome)
 	static const char *const names[] = {
 	    [NP_SNAP_NOT_ACTED] = "not_acted", [NP_SNAP_DONE] = "done",
 	    [NP_SNAP_NO_EFFECT] = "no_effect", [NP_SNAP_DEFERRED] = "deferred",
-	    [NP_SNAP_FAILED] = "failed",
+	    [NP_SNAP_FAILED] = "failed",       [NP_SNAP_STARTED] = "started",
 	};
 
 	return (unsigned)outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";

@@ -22,6 +22,7 @@ enum np_snap_outcome {
 	NP_SNAP_NO_EFFECT, /* it ran and changed nothing: backing off from it */
 	NP_SNAP_DEFERRED,  /* not tried now: rate limit, backoff, no effect last time */
 	NP_SNAP_FAILED,	   /* an error (the task vanished, a call failed) */
+	NP_SNAP_STARTED,   /* its pages are moving, off the daemon's loop */
 };
 
 /* The last action the daemon carried out on a task (or tried to), for a
@@ -40,9 +41,9 @@ struct np_snap_acted {
 /* What the running daemon knows of a task beyond one look: filled in a
  * status (np_engine_status) only, zero elsewhere. */
 struct np_snap_live {
-	unsigned looks;	    /* numa_maps reads and decisions so far */
-	uint64_t look_ms;   /* clock ms of the last */
-	double cpu_percent; /* CPU used between the last two looks, % of one CPU */
+	unsigned looks;	      /* numa_maps reads and decisions so far */
+	uint64_t look_ms;     /* clock ms of the last */
+	double cpu_percent;   /* CPU used between the last two looks, % of one CPU */
 	uint64_t moved_bytes; /* every page moved for it, over all looks */
 	bool acted;	      /* last_action holds one */
 	struct np_snap_acted last_action;
@@ -99,5 +100,5 @@ void np_snapshot_free(struct np_snapshot *snap);
 void np_snap_task_clear(struct np_snap_task *st);
 
 /* Stable name of an outcome: "not_acted", "done", "no_effect", "deferred",
- * "failed". */
+ * "failed", "started". */
 const char *np_snap_outcome_name(enum np_snap_outcome outcome);
