@@ -184,8 +184,9 @@ tasks use no CPU, so whatever they cost is the daemon looking at them.
 Every cycle lists `/proc` and reads each listed process's `stat` (an
 `openat`, `fstat`, `read` and `close` each, through the checked task
 directory): a cost per process per cycle, so the cycle grows with the
-machine. Threads cost next to nothing: a process's threads are read only
-when it is looked at.
+machine. A process's threads are listed only when it is looked at, but
+its `stat` costs more with them: the kernel sums every thread's CPU times
+into it (compare the 10,000-thread case with the host as it is).
 
 ## 2. A sampled look against a numa_maps read
 
