@@ -51,15 +51,12 @@ struct np_engine {
 	} decided;
 	bool denied_logged; /* the first permission failure was explained */
 
-	/* Moves off the loop (np_engine_params.moves_off_loop): the one whose
-	 * calls run now, if any, as it was started. */
+	/* Moves off the loop (np_engine_params.moves_off_loop): what the
+	 * engine keeps of the one whose calls run now, beside what the
+	 * actuator knows of it (task, target: np_actuator_moving). */
 	bool moves_off_loop;
 	struct {
-		bool on;
-		int pid;
-		uint64_t start_ticks;
 		char comm[NP_COMM_MAX];
-		int target_node;
 		bool narrowed;	/* its threads got the home's mask with it */
 		uint64_t at_ms; /* the tick that started it */
 		/* The policy's next history, committed when the move has
@@ -92,9 +89,11 @@ static int read_details(void *data, unsigned index)
 static bool moving_task(void *data, const struct np_task *task)
 {
 	const struct np_engine *engine = data;
+	uint64_t start_ticks;
+	int pid;
 
-	return engine->moving.on && task->pid == engine->moving.pid &&
-	       task->start_ticks == engine->moving.start_ticks;
+	return np_actuator_moving(engine->act, &pid, &start_ticks, NULL) && task->pid == pid &&
+	       task->start_ticks == start_ticks;
 }
 
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
@@ -205,7 +204,7 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	if (copy.migrate_rate_mb_s != engine->cfg.migrate_rate_mb_s)
 		np_actuator_set_rate(engine->act, copy.migrate_rate_mb_s);
 	/* The movers of a move in flight are its own until it ends. */
-	if (engine->moving.on)
+	if (np_actuator_moving(engine->act, NULL, NULL, NULL))
 		engine->movers_wanted = copy.migrate_threads;
 	else
 		set_movers(engine, copy.migrate_threads);
@@ -856,11 +855,7 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 		/* 1: the calls run on the actuator's thread. */
 		if (err == 1) {
 			ac->off_loop = true;
-			engine->moving.on = true;
-			engine->moving.pid = e->task.pid;
-			engine->moving.start_ticks = e->task.start_ticks;
 			memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
-			engine->moving.target_node = a->target_node;
 			engine->moving.narrowed = ac->narrowed > 0;
 		} else {
 			log_move(engine, &e->task, a->target_node, &res, err,
@@ -889,37 +884,37 @@ int np_engine_move_fd(const struct np_engine *engine)
 
 bool np_engine_move_ended(const struct np_engine *engine)
 {
-	return engine->moving.on && np_actuator_move_ended(engine->act);
+	return np_actuator_move_ended(engine->act);
 }
 
 int np_engine_finish_move(struct np_engine *engine)
 {
+	enum np_snap_outcome outcome;
 	struct np_task_state *st;
 	struct np_move_result res;
 	struct np_task task = {0};
 	uint64_t denied;
 	bool first;
-	int err;
+	int err, target;
 
-	if (!engine->moving.on)
+	if (!np_actuator_moving(engine->act, &task.pid, &task.start_ticks, &target))
 		return 0;
+	memcpy(task.comm, engine->moving.comm, sizeof(task.comm));
 	/* NULL when the task left the list meanwhile: the actuator checks
 	 * it through a pidfd of its own. */
-	st = np_state_table_find(&engine->states, engine->moving.pid, engine->moving.start_ticks);
+	st = np_state_table_find(&engine->states, task.pid, task.start_ticks);
 	denied = denied_total(engine);
 	err = np_actuator_move_finish(engine->act, st ? &st->act : NULL, &res);
-	engine->moving.on = false;
-	task.pid = engine->moving.pid;
-	task.start_ticks = engine->moving.start_ticks;
-	memcpy(task.comm, engine->moving.comm, sizeof(task.comm));
-	log_move(engine, &task, engine->moving.target_node, &res, err,
-		 denied_total(engine) > denied);
-	if (st && !err &&
-	    move_ended(st, engine->moving.target_node, res.bytes_moved, engine->moving.narrowed,
-		       &first) == NP_SNAP_NO_EFFECT)
-		np_log(engine->ctx, first ? LOG_NOTICE : LOG_DEBUG,
-		       "pid %d (%s): moving its pages to node %d moved nothing: backing off",
-		       task.pid, task.comm, engine->moving.target_node);
+	log_move(engine, &task, target, &res, err, denied_total(engine) > denied);
+	outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : err ? NP_SNAP_FAILED : NP_SNAP_DONE;
+	if (st && !err) {
+		outcome = move_ended(st, target, res.bytes_moved, engine->moving.narrowed, &first);
+		if (outcome == NP_SNAP_NO_EFFECT)
+			np_log(
+			    engine->ctx, first ? LOG_NOTICE : LOG_DEBUG,
+			    "pid %d (%s): moving its pages to node %d moved nothing: backing off",
+			    task.pid, task.comm, target);
+	}
 	/* Pages moved: the move is made, and recorded as a tick records
 	 * one made in it (threads narrowed with it were recorded at its
 	 * start). Without memory for it the history before stays. */
@@ -939,11 +934,7 @@ int np_engine_finish_move(struct np_engine *engine)
 		if (live->acted && la->outcome == NP_SNAP_STARTED &&
 		    la->at_ms == engine->moving.at_ms) {
 			la->moved_bytes += res.bytes_moved;
-			la->outcome = err == -EAGAIN ? NP_SNAP_DEFERRED
-				      : err	     ? NP_SNAP_FAILED
-				      : res.bytes_moved || engine->moving.narrowed
-					  ? NP_SNAP_DONE
-					  : NP_SNAP_NO_EFFECT;
+			la->outcome = outcome;
 		}
 	}
 	if (engine->movers_wanted) {
