@@ -39,7 +39,12 @@ struct np_engine {
 	struct np_stats *stats;
 	struct np_actuator *act;
 	struct np_state_table states;
+	/* The tasks of the tick in progress. Kept from tick to tick: at
+	 * 10,000 tasks it spans 24 MiB, which a fresh allocation would fault
+	 * in again at every tick. */
+	struct np_task_list list;
 	struct np_task_list *planned; /* this tick's, while it is planned */
+	bool read_all;		      /* this tick's scan reads every task */
 	/* The machine as the last tick that decided anything saw it (or the
 	 * first tick, before any did): the figures a status shows. */
 	struct {
@@ -96,6 +101,20 @@ static bool moving_task(void *data, const struct np_task *task)
 	       task->start_ticks == start_ticks;
 }
 
+/* Whether a task listed at the last tick may keep its record: not when
+ * the tick reads all (a one-shot look, a recording), nor for a task the
+ * scheduler wants figures of now. */
+static bool keep_record(void *data, int pid, uint64_t start_ticks)
+{
+	const struct np_engine *engine = data;
+	const struct np_task_state *ts;
+
+	if (engine->read_all)
+		return false;
+	ts = np_state_table_find(&engine->states, pid, start_ticks);
+	return ts && !np_sched_needs_read(engine->sched, &ts->sched);
+}
+
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
 		  struct np_engine **out)
 {
@@ -123,8 +142,10 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	np_sched_set_filter(engine->sched, engine->filter, read_details, engine);
 	np_sched_set_busy(engine->sched, moving_task, engine);
 	err = np_task_source_new(engine->ctx, &engine->src);
-	if (!err)
+	if (!err) {
+		np_task_source_set_keep(engine->src, keep_record, engine);
 		err = np_memory_reader_new(&engine->reader);
+	}
 	if (!err)
 		err = np_topology_read(engine->ctx, &topo);
 	if (err)
@@ -155,6 +176,7 @@ void np_engine_free(struct np_engine *engine)
 	if (!engine)
 		return;
 	np_state_table_clear(&engine->states);
+	np_task_list_clear(&engine->list);
 	np_topology_free(engine->decided.topo);
 	free(engine->decided.load);
 	free(engine->decided.plan);
@@ -381,7 +403,7 @@ static double cpu_percent(const struct np_task_state *st, const struct np_task *
 struct tick {
 	const struct tick_opts *opts;
 	uint64_t now_ms;
-	struct np_task_list list;
+	struct np_task_list *list; /* the engine's */
 	struct np_sched_plan plan;
 	struct np_snapshot *snap;
 	/* The snapshot entries read for a decision, and their states. */
@@ -393,7 +415,7 @@ struct tick {
 
 static void tick_clear(struct tick *t)
 {
-	np_task_list_clear(&t->list);
+	np_task_list_clear_details(t->list);
 	np_sched_plan_free(&t->plan);
 	free(t->picked_entry);
 	free(t->picked_state);
@@ -472,21 +494,22 @@ static int observe(struct np_engine *engine, struct tick *t)
 	    engine->cfg.affinity == NP_AFFINITY_NEVER)
 		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	engine->read_all = t->opts->look_once || engine->observer;
 	if (!err)
-		err = np_task_source_scan(engine->src, &t->list);
+		err = np_task_source_scan(engine->src, t->list);
 	if (err)
 		return err;
-	snap->uptime_ms = t->list.uptime_ms;
+	snap->uptime_ms = t->list->uptime_ms;
 	if (engine->observer) {
-		err = engine->observer(engine->observer_data, &t->list);
+		err = engine->observer(engine->observer_data, t->list);
 		if (err)
 			return err;
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
-	err = np_state_table_sync(&engine->states, &t->list, engine->sched);
+	err = np_state_table_sync(&engine->states, t->list, engine->sched);
 	if (!err) {
-		engine->planned = &t->list;
-		err = np_sched_plan(engine->sched, &t->list, engine->states.sched,
+		engine->planned = t->list;
+		err = np_sched_plan(engine->sched, t->list, engine->states.sched,
 				    t->opts->look_once, &t->plan);
 		engine->planned = NULL;
 	}
@@ -657,7 +680,7 @@ static bool shown(const struct tick *t, const struct np_task *task)
 static int read_tasks(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
-	unsigned n = t->list.nr, nr_entries = 0;
+	unsigned n = t->list->nr, nr_entries = 0;
 	unsigned *entry_of = malloc((n + 1) * sizeof(*entry_of)); /* UINT_MAX: none */
 	uint64_t *bytes_of = calloc(n + 1, sizeof(*bytes_of));
 	int err = 0;
@@ -669,7 +692,7 @@ static int read_tasks(struct np_engine *engine, struct tick *t)
 	for (unsigned p = 0; p < t->plan.nr_picks; p++)
 		entry_of[t->plan.picks[p]] = 0;
 	for (unsigned i = 0; i < n; i++)
-		nr_entries += entry_of[i] == 0 || shown(t, &t->list.tasks[i]);
+		nr_entries += entry_of[i] == 0 || shown(t, &t->list->tasks[i]);
 	snap->tasks = calloc(nr_entries + 1, sizeof(*snap->tasks));
 	t->picked_entry = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_entry));
 	t->picked_state = calloc(t->plan.nr_picks + 1, sizeof(*t->picked_state));
@@ -683,9 +706,9 @@ static int read_tasks(struct np_engine *engine, struct tick *t)
 		int r;
 
 		entry_of[i] = UINT_MAX;
-		if (!picked && !shown(t, &t->list.tasks[i]))
+		if (!picked && !shown(t, &t->list->tasks[i]))
 			continue;
-		np_task_move(&e->task, &t->list.tasks[i]);
+		np_task_move(&e->task, &t->list->tasks[i]);
 		e->picked = picked;
 		e->verdict = t->plan.verdicts[i];
 		e->run_node = e->home_node = -1;
@@ -1106,8 +1129,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		const struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 		struct np_task_state *st = t->picked_state[i];
 
-		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list.ticks_per_s, t->now_ms),
-				       st->hist);
+		tasks[i] = policy_task(
+		    e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms), st->hist);
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
 				   snap->node_plan);
@@ -1234,7 +1257,8 @@ static int remember_decided(struct np_engine *engine, const struct np_snapshot *
 static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		    struct np_snapshot **snapshot)
 {
-	struct tick t = {.opts = opts, .now_ms = np_clock_now_ms(engine->clock)};
+	struct tick t = {
+	    .opts = opts, .now_ms = np_clock_now_ms(engine->clock), .list = &engine->list};
 	int err;
 
 	t.snap = calloc(1, sizeof(*t.snap));

@@ -140,8 +140,9 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 
 	st->base_period_ms =
 	    max_u64(set->period_min_ms, min_u64(st->base_period_ms, set->period_max_ms));
-	/* The filter may have changed: ask it again. */
+	/* The filter may have changed: ask it again, with a fresh read. */
 	st->cgroup_excluded = false;
+	st->next_read_ms = 0;
 	if (st->has_period)
 		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
@@ -241,6 +242,8 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		*wait_ms = st->next_due_ms - now;
 		return NP_REASON_WAITING_PERIOD;
 	}
+	if (task->stat_kept)
+		return NP_REASON_WAITING_PERIOD; /* due, on an old record: read next tick */
 	if (sched->busy && sched->busy(sched->busy_data, task))
 		return NP_REASON_MIGRATING;
 	if (task_is_idle(set, st, task, ticks_per_s, now)) {
@@ -268,6 +271,48 @@ static enum np_reason cgroup_verdict(struct np_sched *sched, struct np_sched_tas
 		return NP_REASON_VANISHED;
 	st->cgroup_excluded = np_filter_excludes(sched->filter, task, NULL, 0);
 	return st->cgroup_excluded ? NP_REASON_EXCLUDED : NP_REASON_COUNT;
+}
+
+/* Between half of @wait and all of it, by pid. */
+static uint64_t spread_wait(uint64_t wait, int pid)
+{
+	uint64_t half = wait / 2;
+
+	return half + ((uint64_t)(unsigned)pid * 2654435761u) % (wait - half + 1);
+}
+
+/* After a plan on a record read this tick: when the next read is needed. */
+static uint64_t next_read(const struct sched_settings *set, struct np_sched_task *st,
+			  const struct np_task *task, const struct np_sched_verdict *v,
+			  uint64_t now)
+{
+	if (v->reason != NP_REASON_TOO_SMALL)
+		st->small_wait_ms = 0;
+	switch (v->reason) {
+	case NP_REASON_KERNEL_THREAD:
+		return UINT64_MAX;
+	case NP_REASON_EXCLUDED:
+		return add_sat(now, set->period_max_ms);
+	case NP_REASON_TOO_YOUNG:
+		return add_sat(now, v->wait_ms);
+	case NP_REASON_TOO_SMALL:
+		st->small_wait_ms = st->small_wait_ms
+					? min_u64(st->small_wait_ms * 2, set->period_max_ms)
+					: set->period_min_ms;
+		return add_sat(now, spread_wait(st->small_wait_ms, task->pid));
+	case NP_REASON_WAITING_PERIOD:
+	case NP_REASON_IDLE:
+	case NP_REASON_SCAN_FIRST:
+	case NP_REASON_SCAN_DUE:
+		return st->next_due_ms;
+	default:
+		return 0;
+	}
+}
+
+bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st)
+{
+	return np_clock_now_ms(sched->clock) >= st->next_read_ms;
 }
 
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
@@ -340,8 +385,12 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		if (plan->picked_rss_bytes >= budget)
 			budget_spent = true;
 	}
-	for (unsigned i = 0; i < list->nr; i++)
+	for (unsigned i = 0; i < list->nr; i++) {
+		if (!list->tasks[i].stat_kept)
+			states[i]->next_read_ms = next_read(&sched->set, states[i], &list->tasks[i],
+							    &plan->verdicts[i], now);
 		sched->counters.verdicts[plan->verdicts[i].reason]++;
+	}
 	sched->counters.picks += plan->nr_picks;
 	free(cands);
 	return 0;
@@ -376,6 +425,7 @@ int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct
 	}
 	st->rss_bytes = task->rss_bytes;
 	st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
+	st->next_read_ms = st->next_due_ms;
 	sched->counters.numa_maps_reads++;
 	sched->counters.bytes_parsed += bytes_read;
 	sched->counters.outcomes[outcome]++;

@@ -51,6 +51,10 @@ struct np_sched_task {
 	bool has_cpu_ref;
 	uint64_t cpu_ref_ticks; /* cpu_ticks at period_start_ms */
 	uint64_t rss_bytes;	/* at the last plan */
+	/* When its stat must be read again (clock ms; 0: at the next tick):
+	 * until then the last record stands in (np_sched_needs_read). */
+	uint64_t next_read_ms;
+	uint64_t small_wait_ms; /* below min_rss_mb: the wait between reads */
 };
 
 /* A fresh state for a task first seen now. */
@@ -143,6 +147,21 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
  * what came of it. Returns 0, or -EINVAL for an unknown outcome. */
 int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
 		  uint64_t bytes_read, enum np_scan_outcome outcome);
+
+/*
+ * Whether a task's stat must be read for the next plan, or the record read
+ * before may stand in (the task list's stat_kept). A plan sets when each
+ * task needs its next read from the record of a read: a kernel thread
+ * never; an excluded one after scan_period_max_ms (an exec may change its
+ * comm); a young one when it comes of age; one below min_rss_mb after
+ * scan_period_min_ms, the wait doubling up to scan_period_max_ms while it
+ * stays small (between half and all of it, by pid, so that tasks seen
+ * together are not all read again at one tick); one waiting for its period
+ * (or idle) when its period ends; any other at the next tick. A kept record
+ * is never read numa_maps on or judged idle by: a task that came due on
+ * one waits for its read at the next tick.
+ */
+bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st);
 
 /* The current period of a task (its adaptive base times its size factor)
  * and when it may next be read, in clock ms. */

@@ -34,23 +34,45 @@ static void state_init(struct np_task_state *st, const struct np_task *task,
 	st->no_effect_node = -1;
 }
 
+/* Room for @n entries in the spare array and the pointer array. */
+static int reserve(struct np_state_table *t, unsigned n)
+{
+	if (n > t->spare_cap) {
+		struct np_task_state *v = realloc(t->spare, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->spare = v;
+		t->spare_cap = n;
+	}
+	if (n > t->sched_cap) {
+		struct np_sched_task **p = realloc(t->sched, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->sched = p;
+		t->sched_cap = n;
+	}
+	return 0;
+}
+
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
 			const struct np_sched *sched)
 {
 	unsigned n = list->nr, old = 0, kept = 0;
-	struct np_task_state *next;
-	struct np_sched_task **ptrs;
+	struct np_task_state *next, *prev;
+	unsigned prev_cap;
+	int err;
 
 	for (unsigned i = 1; i < n; i++)
 		if (compare_tasks(&list->tasks[i - 1], &list->tasks[i]) >= 0)
 			return -EINVAL;
-	next = malloc((n ? n : 1) * sizeof(*next));
-	ptrs = malloc((n ? n : 1) * sizeof(*ptrs));
-	if (!next || !ptrs) {
-		free(next);
-		free(ptrs);
-		return -ENOMEM;
-	}
+	/* Two arrays, swapped at each sync: at 10,000 tasks they are 2.4 MiB
+	 * each, which fresh allocations would fault in at every tick. */
+	err = reserve(t, n ? n : 1);
+	if (err)
+		return err;
+	next = t->spare;
 	for (unsigned i = 0; i < n; i++) {
 		const struct np_task *task = &list->tasks[i];
 		int c = 1;
@@ -66,15 +88,17 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 			state_init(&next[i], task, sched);
 			t->seen++;
 		}
-		ptrs[i] = &next[i].sched;
+		t->sched[i] = &next[i].sched;
 	}
 	while (old < t->nr)
 		state_release(&t->v[old++]);
 	t->forgotten += t->nr - kept;
-	free(t->v);
-	free(t->sched);
+	prev = t->v;
+	prev_cap = t->v_cap;
 	t->v = next;
-	t->sched = ptrs;
+	t->v_cap = t->spare_cap;
+	t->spare = prev;
+	t->spare_cap = prev_cap;
 	t->nr = n;
 	return 0;
 }
@@ -84,6 +108,7 @@ void np_state_table_clear(struct np_state_table *t)
 	for (unsigned i = 0; i < t->nr; i++)
 		state_release(&t->v[i]);
 	free(t->v);
+	free(t->spare);
 	free(t->sched);
 	*t = (struct np_state_table){0};
 }

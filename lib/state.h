@@ -47,8 +47,11 @@ struct np_state_table {
 	struct np_task_state *v; /* v[i] is the state of list->tasks[i] after a sync */
 	unsigned nr;
 	struct np_sched_task **sched; /* &v[i].sched, for np_sched_plan */
-	uint64_t seen;		      /* distinct tasks ever listed */
-	uint64_t forgotten;	      /* tasks that left the list */
+	/* The arrays' room, and the other array the next sync fills. */
+	unsigned v_cap, sched_cap, spare_cap;
+	struct np_task_state *spare;
+	uint64_t seen;	    /* distinct tasks ever listed */
+	uint64_t forgotten; /* tasks that left the list */
 };
 
 /*

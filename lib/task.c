@@ -675,12 +675,18 @@ void np_task_move(struct np_task *dst, struct np_task *src)
 	memset(src, 0, sizeof(*src));
 }
 
-void np_task_clear(struct np_task *task)
+/* What np_task_clear frees: enough for a task about to be overwritten. */
+static void task_free_details(struct np_task *task)
 {
 	free(task->cgroup);
 	free(task->threads);
 	task->cgroup = NULL;
 	task->threads = NULL;
+}
+
+void np_task_clear(struct np_task *task)
+{
+	task_free_details(task);
 	task->nr_thread_samples = 0;
 	task->thread_masks_differ = false;
 	task->has_details = false;
@@ -688,6 +694,15 @@ void np_task_clear(struct np_task *task)
 	np_bitmap_zero(&task->cpuset_cpus);
 	np_nodeset_zero(&task->cpuset_mems);
 	np_nodeset_zero(&task->mems_allowed);
+}
+
+void np_task_list_clear_details(struct np_task_list *list)
+{
+	/* The slots are overwritten whole by the next scan: only what they
+	 * own is freed, their 2 KiB of masks are not zeroed twice. */
+	for (unsigned i = 0; i < list->nr; i++)
+		task_free_details(&list->tasks[i]);
+	list->nr = 0;
 }
 
 void np_task_list_clear(struct np_task_list *list)
@@ -717,6 +732,12 @@ struct np_task_source {
 	/* Per-CPU counters of the previous node load call, by CPU number. */
 	struct np_cpu_ticks *prev_cpus;
 	unsigned nr_prev_cpus;
+	/* The last scan's tasks (struct src_entry, below), and who says which
+	 * of them need not be read again. */
+	struct src_entry *last;
+	unsigned nr_last;
+	np_task_keep_fn keep;
+	void *keep_data;
 };
 
 static enum pids_item pids_items[] = {
@@ -761,6 +782,7 @@ void np_task_source_free(struct np_task_source *src)
 	if (src->stat)
 		procps_stat_unref(&src->stat);
 	free(src->prev_cpus);
+	free(src->last);
 	free(src);
 }
 
@@ -796,31 +818,54 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 	return 0;
 }
 
-/* Read one task's stat under the fixture root's proc directory. */
-static int scan_one(struct np_task_source *src, struct np_task_list *list, int procfd,
-		    const char *name)
-{
-	char what[300];
+/*
+ * What the source keeps of the last scan, one entry per task listed, by
+ * pid: the stat it read and the inode of its /proc entry. A pid whose entry
+ * has another inode is another process (or the same one's dentry, evicted
+ * and made again): it is read again either way.
+ */
+struct src_entry {
+	uint64_t ino;
+	bool kept;  /* the last record stands in for this scan's */
+	bool valid; /* read (or kept); false: vanished, or unreadable */
 	struct np_stat st;
-	int dirfd = np_ctx_open_at(src->ctx, procfd, "proc", name, O_RDONLY | O_DIRECTORY);
-	int err;
+};
 
-	if (dirfd < 0)
-		return np_is_vanished_error(dirfd) ? -ESRCH : dirfd;
-	snprintf(what, sizeof(what), "proc/%s", name);
-	err = read_stat_at(src->ctx, dirfd, what, &st);
-	close(dirfd);
-	if (err)
-		return err;
-	return add_task(src, list, &st);
+static int compare_entries(const void *a, const void *b)
+{
+	const struct src_entry *x = a, *y = b;
+
+	return (x->st.pid > y->st.pid) - (x->st.pid < y->st.pid);
 }
 
-static int scan_tree(struct np_task_source *src, struct np_task_list *list)
+/* The entry of @pid in @v (sorted by pid), or NULL. */
+static struct src_entry *entry_of(struct src_entry *v, unsigned nr, int pid)
+{
+	unsigned lo = 0, hi = nr;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (v[mid].st.pid < pid)
+			lo = mid + 1;
+		else if (v[mid].st.pid > pid)
+			hi = mid;
+		else
+			return &v[mid];
+	}
+	return NULL;
+}
+
+/* Every process directory of root/proc into a fresh array sorted by pid,
+ * each entry with its inode and nothing read yet. */
+static int list_proc(struct np_task_source *src, struct src_entry **out, unsigned *nr_out)
 {
 	int procfd = np_ctx_open(src->ctx, "proc", O_RDONLY | O_DIRECTORY);
+	struct src_entry *v = NULL;
+	unsigned nr = 0, cap = 0;
 	struct dirent *de;
+	bool sorted = true;
 	DIR *dir;
-	int err = 0;
 
 	if (procfd < 0) {
 		np_log(src->ctx, LOG_ERR, "%s/proc: %s", root_prefix(src->ctx), strerror(-procfd));
@@ -828,26 +873,89 @@ static int scan_tree(struct np_task_source *src, struct np_task_list *list)
 	}
 	dir = fdopendir(procfd);
 	if (!dir) {
+		int err = -errno;
+
 		close(procfd);
-		return -errno;
+		return err;
 	}
 	while ((de = readdir(dir))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-		    strspn(de->d_name, "0123456789") != strlen(de->d_name))
+		unsigned long pid;
+		char *end;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		err = scan_one(src, list, procfd, de->d_name);
-		if (err == -ESRCH) {
-			list->nr_vanished++;
-			err = 0;
-		} else if (err == -EINVAL || np_is_odd_file_error(err)) {
-			err = 0; /* logged; one bad file does not blind the scan */
-		} else if (err) {
-			np_log(src->ctx, LOG_ERR, "%s/proc/%s/stat: %s", root_prefix(src->ctx),
-			       de->d_name, strerror(-err));
-			break;
+		errno = 0;
+		pid = strtoul(de->d_name, &end, 10);
+		if (*end || errno || pid > INT_MAX)
+			continue;
+		if (nr == cap) {
+			unsigned bigger_cap = cap ? cap * 2 : 512;
+			struct src_entry *bigger = realloc(v, bigger_cap * sizeof(*bigger));
+
+			if (!bigger) {
+				free(v);
+				closedir(dir);
+				return -ENOMEM;
+			}
+			v = bigger;
+			cap = bigger_cap;
 		}
+		v[nr] = (struct src_entry){.ino = de->d_ino};
+		v[nr].st.pid = (int)pid;
+		sorted = sorted && (nr == 0 || v[nr - 1].st.pid < (int)pid);
+		nr++;
 	}
 	closedir(dir);
+	/* /proc lists pids in ascending order, so this is usually skipped. */
+	if (!sorted)
+		qsort(v, nr, sizeof(*v), compare_entries);
+	*out = v;
+	*nr_out = nr;
+	return 0;
+}
+
+/* Read one task's stat under the fixture root's proc directory. */
+static int read_tree_one(struct np_task_source *src, int pid, struct np_stat *st)
+{
+	char what[32];
+	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
+	int err;
+
+	if (dirfd < 0)
+		return dirfd;
+	err = read_stat_at(src->ctx, dirfd, what, st);
+	close(dirfd);
+	if (!err && st->pid != pid)
+		err = -ESRCH; /* not the process listed under that name */
+	return err;
+}
+
+/* Sort out one read's error: a task that vanished or whose files are odd
+ * or malformed (logged) is left out; anything else ends the scan. */
+static int read_result(struct np_task_source *src, struct np_task_list *list, struct src_entry *e,
+		       int err)
+{
+	e->valid = err == 0;
+	if (err == -ESRCH) {
+		list->nr_vanished++;
+		return 0;
+	}
+	if (!err || err == -EINVAL || np_is_odd_file_error(err))
+		return 0;
+	np_log(src->ctx, LOG_ERR, "%s/proc/%d/stat: %s", root_prefix(src->ctx), e->st.pid,
+	       strerror(-err));
+	return err;
+}
+
+static int read_tree(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
+		     unsigned nr)
+{
+	int err = 0;
+
+	for (unsigned i = 0; i < nr && !err; i++)
+		if (!v[i].kept)
+			err = read_result(src, list, &v[i],
+					  read_tree_one(src, v[i].st.pid, &v[i].st));
 	return err;
 }
 
@@ -859,17 +967,12 @@ static int scan_tree(struct np_task_source *src, struct np_task_list *list)
  */
 static int refine_comm(struct np_task_source *src, struct np_stat *st)
 {
-	char what[32];
 	struct np_stat exact;
-	int dirfd, err;
+	int err;
 
 	if (!strpbrk(st->comm, ".?"))
 		return 0;
-	dirfd = open_task_dir(src->ctx, st->pid, what, sizeof(what));
-	if (dirfd < 0)
-		return dirfd;
-	err = read_stat_at(src->ctx, dirfd, what, &exact);
-	close(dirfd);
+	err = read_tree_one(src, st->pid, &exact);
 	if (err)
 		return err;
 	if (exact.start_ticks != st->start_ticks)
@@ -878,19 +981,25 @@ static int refine_comm(struct np_task_source *src, struct np_stat *st)
 	return 0;
 }
 
-static int scan_libproc2(struct np_task_source *src, struct np_task_list *list)
+/* libproc2 reads at most this many pids in one select (FILL_ID_MAX). */
+#define SELECT_MAX 255
+
+/* One select of the pids in @pids (all of them entries of @v). */
+static int read_libproc2_some(struct np_task_source *src, struct np_task_list *list,
+			      struct src_entry *v, unsigned nr, unsigned *pids, unsigned nr_pids)
 {
 	struct pids_fetch *fetch;
+	unsigned found = 0;
 	int err = 0;
 
 	errno = 0;
-	fetch = procps_pids_reap(src->pids, PIDS_FETCH_TASKS_ONLY);
+	fetch = procps_pids_select(src->pids, pids, (int)nr_pids, PIDS_SELECT_PID);
 	if (!fetch) {
 		err = errno ? -errno : -EIO;
-		np_log(src->ctx, LOG_ERR, "libproc2: cannot list /proc: %s", strerror(-err));
+		np_log(src->ctx, LOG_ERR, "libproc2: cannot read /proc: %s", strerror(-err));
 		return err;
 	}
-	for (int i = 0; i < fetch->counts->total; i++) {
+	for (int i = 0; i < fetch->counts->total && !err; i++) {
 		struct pids_stack *s = fetch->stacks[i];
 		const char *cmd = PIDS_VAL(I_CMD, str, s, src->pids);
 		struct np_stat st = {
@@ -903,28 +1012,41 @@ static int scan_libproc2(struct np_task_source *src, struct np_task_list *list)
 		    .rss_pages = PIDS_VAL(I_RSS, ul_int, s, src->pids),
 		    .processor = PIDS_VAL(I_PROCESSOR, s_int, s, src->pids),
 		};
+		struct src_entry *e = entry_of(v, nr, st.pid);
 
+		if (!e || e->kept || e->valid)
+			continue; /* not asked for: cannot happen */
 		snprintf(st.comm, sizeof(st.comm), "%s", cmd ? cmd : "");
+		found++;
 		err = refine_comm(src, &st);
-		if (err == -ESRCH) {
-			list->nr_vanished++;
-			continue;
-		}
-		if (err == -EINVAL || np_is_odd_file_error(err))
-			continue; /* logged */
 		if (!err)
-			err = add_task(src, list, &st);
-		if (err)
-			break;
+			e->st = st;
+		err = read_result(src, list, e, err);
 	}
+	/* The pids it did not find have gone since the listing. */
+	if (!err && found < nr_pids)
+		list->nr_vanished += nr_pids - found;
 	return err;
 }
 
-static int compare_tasks(const void *a, const void *b)
+static int read_libproc2(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
+			 unsigned nr)
 {
-	const struct np_task *x = a, *y = b;
+	unsigned pids[SELECT_MAX], n = 0;
+	int err = 0;
 
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	for (unsigned i = 0; i < nr && !err; i++) {
+		if (v[i].kept)
+			continue;
+		pids[n++] = (unsigned)v[i].st.pid;
+		if (n == SELECT_MAX) {
+			err = read_libproc2_some(src, list, v, nr, pids, n);
+			n = 0;
+		}
+	}
+	if (!err && n)
+		err = read_libproc2_some(src, list, v, nr, pids, n);
+	return err;
 }
 
 static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
@@ -945,30 +1067,72 @@ static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
 	return err;
 }
 
+void np_task_source_set_keep(struct np_task_source *src, np_task_keep_fn keep, void *data)
+{
+	src->keep = keep;
+	src->keep_data = data;
+}
+
+/* Which listed tasks keep the last scan's record. */
+static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned nr)
+{
+	unsigned old = 0;
+
+	if (!src->keep)
+		return;
+	for (unsigned i = 0; i < nr; i++) {
+		const struct src_entry *last;
+
+		while (old < src->nr_last && src->last[old].st.pid < v[i].st.pid)
+			old++;
+		if (old == src->nr_last)
+			break;
+		last = &src->last[old];
+		if (last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
+		    !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
+			continue;
+		v[i].st = last->st;
+		v[i].kept = v[i].valid = true;
+	}
+}
+
 int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 {
+	struct src_entry *v = NULL;
+	unsigned nr = 0, kept = 0;
 	int err;
 
-	for (unsigned i = 0; i < list->nr; i++)
-		np_task_clear(&list->tasks[i]);
-	list->nr = 0;
+	np_task_list_clear_details(list);
 	list->nr_vanished = 0;
+	list->nr_kept = 0;
 	list->ticks_per_s = src->ticks_per_s;
 	err = uptime_read(src->ctx, &list->uptime_ms);
+	if (!err)
+		err = list_proc(src, &v, &nr);
 	if (err)
 		return err;
-	err = src->pids ? scan_libproc2(src, list) : scan_tree(src, list);
-	if (err) {
-		list->nr = 0;
-		return err;
-	}
-	/* /proc lists pids in ascending order, so this is usually a check. */
-	for (unsigned i = 1; i < list->nr; i++) {
-		if (list->tasks[i - 1].pid > list->tasks[i].pid) {
-			qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_tasks);
-			break;
+	mark_kept(src, v, nr);
+	err = src->pids ? read_libproc2(src, list, v, nr) : read_tree(src, list, v, nr);
+	/* Left in pid order, without the tasks that could not be read. */
+	for (unsigned i = 0; i < nr && !err; i++) {
+		if (!v[i].valid)
+			continue;
+		err = add_task(src, list, &v[i].st);
+		if (!err) {
+			list->tasks[list->nr - 1].stat_kept = v[i].kept;
+			list->nr_kept += v[i].kept;
+			v[kept++] = v[i];
 		}
 	}
+	if (err) {
+		list->nr = 0;
+		list->nr_kept = 0;
+		free(v);
+		return err;
+	}
+	free(src->last);
+	src->last = v;
+	src->nr_last = kept;
 	return 0;
 }
 

@@ -71,6 +71,10 @@ struct np_task {
 	unsigned nr_threads;
 	int last_cpu;
 	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */
+	/* Nothing of it was read by this scan: the fields above are the last
+	 * read's (np_task_source_set_keep), but for age_ms, brought up to
+	 * date. */
+	bool stat_kept;
 
 	/* Filled by np_task_read_details(); until then has_details is false. */
 	bool has_details;
@@ -98,23 +102,39 @@ struct np_task_list {
 	uint64_t uptime_ms;   /* the machine's uptime at the scan */
 	unsigned ticks_per_s; /* USER_HZ */
 	unsigned nr_vanished; /* tasks dropped because they exited mid-read */
+	unsigned nr_kept;     /* tasks whose last record stood in (stat_kept) */
 };
 
 /*
- * Where tasks come from. On the live machine (root "/") the list comes from
- * libproc2's pids API, which is what procps itself trusts to walk /proc
- * (it handles the races of tasks coming and going). libproc2 reads the real
- * /proc only, so under a fixture root the same fields come from our own
- * np_stat_parse over root/proc/PID/stat: one interface, two sources, and the
- * tests exercise the parser the fixture source shares with details reading.
+ * Where tasks come from. The source lists root/proc itself and reads each
+ * listed process's stat: on the live machine (root "/") through libproc2's
+ * pids API, which is what procps itself trusts to parse /proc; libproc2
+ * reads the real /proc only, so under a fixture root the same fields come
+ * from our own np_stat_parse over root/proc/PID/stat: one interface, two
+ * readers, and the tests exercise the parser the fixture reader shares with
+ * details reading.
+ *
+ * Reading every task's stat is what an idle daemon spends its time on
+ * (~15 us a task): with a keep callback set, a task listed at the last scan
+ * under the same /proc entry (same pid, same inode) keeps the record read
+ * then when the callback says its figures are not needed yet, and only the
+ * others are read.
  */
 struct np_task_source;
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
 void np_task_source_free(struct np_task_source *src);
 
-/* List every process (not threads), sorted by pid. Tasks that vanish mid-read are dropped
- * quietly. Replaces the list's previous content. Returns 0 or -errno. */
+/* Whether the last record of (@pid, @start_ticks) may stand in for a read
+ * this scan. */
+typedef bool (*np_task_keep_fn)(void *data, int pid, uint64_t start_ticks);
+
+/* Ask @keep (NULL: read every task) at each scan; @data is passed on. */
+void np_task_source_set_keep(struct np_task_source *src, np_task_keep_fn keep, void *data);
+
+/* List every process (not threads), sorted by pid, each read now or kept
+ * (stat_kept). Tasks that vanish mid-read are dropped quietly. Replaces the
+ * list's previous content. Returns 0 or -errno. */
 int np_task_source_scan(struct np_task_source *src, struct np_task_list *list);
 
 /* Per-node CPU busy share (0..1) since the previous call (since boot on the
@@ -159,6 +179,10 @@ void np_task_clear(struct np_task *task);
 /* Hand @src over to @dst (which must hold no details): @dst takes its
  * details, and @src is left empty, owning nothing. */
 void np_task_move(struct np_task *dst, struct np_task *src);
+
+/* Free what the tasks of the list hold (np_task_clear); the list reads as
+ * empty afterwards but keeps its array for the next scan. */
+void np_task_list_clear_details(struct np_task_list *list);
 
 /* Free every task and the array; the list reads as empty afterwards. */
 void np_task_list_clear(struct np_task_list *list);

@@ -278,6 +278,159 @@ static void test_no_double_read(void)
 	np_clock_free(clock);
 }
 
+/* A tick as the engine runs it with records kept: a task listed last tick
+ * whose state says no read is needed gets its last record (stat_kept, the
+ * age brought up to date); any other is read from @fakes, the record kept
+ * in @last and counted in @reads. The keep decisions are taken at @scan_ms,
+ * the plan at the clock's time after (a scan takes time). */
+static int kept_tick(struct np_sched *sched, struct np_clock *clock, struct np_state_table *table,
+		     struct np_task_list *list, const struct fake *fakes, unsigned nr,
+		     struct np_task *last, unsigned *reads, uint64_t scan_ms, uint64_t plan_ms,
+		     struct np_sched_plan *plan)
+{
+	bool keep[8];
+
+	CHECK_INT(np_clock_set(clock, scan_ms), 0);
+	for (unsigned i = 0; i < nr; i++) {
+		const struct np_sched_task *st =
+		    state_of(table, fakes[i].pid, fakes[i].born_ms * HZ / 1000);
+
+		keep[i] = st && !np_sched_needs_read(sched, st);
+	}
+	CHECK_INT(np_clock_set(clock, plan_ms), 0);
+	make_list(list, fakes, nr, scan_ms);
+	for (unsigned i = 0; i < nr; i++) {
+		struct np_task *t = &list->tasks[i];
+
+		if (keep[i]) {
+			t->cpu_ticks = last[i].cpu_ticks;
+			t->rss_bytes = last[i].rss_bytes;
+			t->stat_kept = true;
+		} else {
+			last[i] = *t;
+			reads[i]++;
+		}
+	}
+	return plan_tick(sched, table, list, plan);
+}
+
+/* With records kept, a task is read only when the scheduler needs its
+ * figures: a kernel thread once, a small task at a wait that doubles (and
+ * at once readable when it grows), a busy one at its due times, and a due
+ * task on a kept record waits for its read instead of being judged on old
+ * figures. */
+static void test_reads_when_needed(void)
+{
+	struct np_config cfg = test_config();
+	struct fake fakes[] = {
+	    {.pid = 2, .born_ms = 0, .kthread = true},
+	    {.pid = 10, .born_ms = 0, .rss_mb = 10, .cpu_percent = 100},
+	    {.pid = 11, .born_ms = 0, .rss_mb = 500, .cpu_percent = 100},
+	    {.pid = 12, .born_ms = 0, .rss_mb = 500, .cpu_percent = 0},
+	};
+	struct np_task last[4];
+	unsigned reads[4] = {0}, picks[4] = {0}, small_reads = 0;
+	uint64_t small_gaps[32], last_small = 0, grown_at = 0, grown_read = 0;
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct np_clock *clock;
+	struct np_sched *sched;
+
+	CHECK_INT(np_clock_new_virtual(0, &clock), 0);
+	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
+	/* Ten minutes of 250 ms ticks. */
+	for (uint64_t now = 2000; now < 602000; now += 250) {
+		CHECK_INT(
+		    kept_tick(sched, clock, &table, &list, fakes, 4, last, reads, now, now, &plan),
+		    0);
+		for (unsigned i = 0; i < 4; i++) {
+			picks[i] += picked(&plan, i);
+			/* A kept record is never read numa_maps on, nor
+			 * judged idle by. */
+			if (list.tasks[i].stat_kept)
+				CHECK(!picked(&plan, i) &&
+				      plan.verdicts[i].reason != NP_REASON_IDLE);
+		}
+		if (!list.tasks[1].stat_kept && !grown_at && small_reads < 32) {
+			if (small_reads)
+				small_gaps[small_reads - 1] = now - last_small;
+			last_small = now;
+			small_reads++;
+		}
+		for (unsigned i = 0; i < plan.nr_picks; i++)
+			CHECK_INT(np_sched_done(sched, table.sched[plan.picks[i]],
+						&list.tasks[plan.picks[i]], 4096, NP_SCAN_STABLE),
+				  0);
+		/* The small one grows at 300 s. */
+		if (now == 300000) {
+			fakes[1].rss_mb = 500;
+			grown_at = now;
+		}
+		if (grown_at && !grown_read && picked(&plan, 1))
+			grown_read = now;
+	}
+	CHECK_INT(reads[0], 1);
+	CHECK_INT(picks[0], 0);
+	/* Waits of 1, 2, 4 ... 60 s, each between half of it and all of it
+	 * (by pid), rounded up to a tick. */
+	CHECK(small_reads >= 8);
+	for (unsigned i = 0; i + 1 < small_reads; i++) {
+		uint64_t w = 1000ull << (i < 6 ? i : 6);
+
+		if (w > cfg.scan_period_max_ms)
+			w = cfg.scan_period_max_ms;
+		CHECK(small_gaps[i] >= w / 2 && small_gaps[i] <= w + 250);
+	}
+	/* Grown, it is read within the wait it was in, and picked. */
+	CHECK(grown_read > grown_at && grown_read <= grown_at + cfg.scan_period_max_ms + 250);
+	/* The busy one: read when due, every time; its period doubles up to
+	 * 60 s (1+2+...+32 s, then nine more), so some 15 reads in ten
+	 * minutes. */
+	CHECK_INT(reads[2], picks[2]);
+	CHECK(picks[2] >= 12 && picks[2] <= 18);
+	/* The idle one: read at each due time (its period does not grow:
+	 * a look without a read), never picked. */
+	CHECK_INT(picks[3], 0);
+	CHECK(reads[3] > 500 && reads[3] < 620);
+
+	/* Due between the scan and the plan: the kept record does not count;
+	 * it waits, and is read and picked at the next tick. */
+	{
+		uint64_t period, next, t0 = 700000;
+
+		CHECK_INT(
+		    kept_tick(sched, clock, &table, &list, fakes, 4, last, reads, t0, t0, &plan),
+		    0);
+		np_sched_task_period(sched, table.sched[2], &period, &next);
+		CHECK(next > t0);
+		CHECK_INT(kept_tick(sched, clock, &table, &list, fakes, 4, last, reads, next - 1,
+				    next, &plan),
+			  0);
+		CHECK(list.tasks[2].stat_kept && !picked(&plan, 2));
+		CHECK_INT(plan.verdicts[2].reason, NP_REASON_WAITING_PERIOD);
+		CHECK_U64(plan.verdicts[2].wait_ms, 0);
+		CHECK_INT(kept_tick(sched, clock, &table, &list, fakes, 4, last, reads, next + 250,
+				    next + 250, &plan),
+			  0);
+		CHECK(!list.tasks[2].stat_kept && picked(&plan, 2));
+	}
+
+	/* A reload reads every task again. */
+	memset(reads, 0, sizeof(reads));
+	CHECK_INT(reload(sched, &table, &cfg), 0);
+	CHECK_INT(
+	    kept_tick(sched, clock, &table, &list, fakes, 4, last, reads, 800000, 800000, &plan),
+	    0);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_INT(reads[i], 1);
+
+	np_state_table_clear(&table);
+	np_sched_plan_free(&plan);
+	np_sched_free(sched);
+	np_clock_free(clock);
+}
+
 /* A task whose pages are being moved is not read while they move, and is
  * read at the first tick after: it stays due meanwhile. */
 static bool pid_moving(void *data, const struct np_task *task)
@@ -929,6 +1082,7 @@ int main(void)
 	test_scan_delay();
 	test_period_adapts();
 	test_no_double_read();
+	test_reads_when_needed();
 	test_busy_waits();
 	test_budget();
 	test_pid_reuse_and_exit();

@@ -753,6 +753,136 @@ static void test_node_load_delta(void)
 	CHECK_INT(system(proc), 0);
 }
 
+/* Which pids the keep callback lets keep their record, and what it was
+ * asked. */
+struct keep_rule {
+	int keep_pid[4];
+	unsigned asked;
+	uint64_t last_start; /* the start time it was given for pid 10 */
+};
+
+static bool keep_some(void *data, int pid, uint64_t start_ticks)
+{
+	struct keep_rule *rule = data;
+
+	rule->asked++;
+	if (pid == 10)
+		rule->last_start = start_ticks;
+	for (int i = 0; i < 4; i++)
+		if (rule->keep_pid[i] == pid)
+			return true;
+	return false;
+}
+
+static int write_stat(const char *proc, int pid, uint64_t utime, uint64_t start)
+{
+	char dir[512], line[256];
+
+	snprintf(dir, sizeof(dir), "%s/%d", proc, pid);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -1;
+	/* utime (14), the start time (22) and RSS (24) set, the rest 0. */
+	snprintf(line, sizeof(line),
+		 "%d (w) S 1 1 1 0 -1 4194560 0 0 0 0 %" PRIu64 " 0 0 0 20 0 1 0 %" PRIu64
+		 " 1000 10 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+		 pid, utime, start);
+	return write_file(dir, "stat", line);
+}
+
+/* With a keep callback, a task listed under the same /proc entry keeps its
+ * last record when the callback says so; a new entry is read. */
+static void test_keep_records(void)
+{
+	char root[] = "/tmp/np-task-XXXXXX", proc[64], from[128], to[128];
+	struct keep_rule rule = {{10, 20}, 0, 0};
+	struct np_ctx *ctx;
+	struct np_task_source *src;
+	struct np_task_list list = {0};
+	const struct np_task *t;
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	CHECK_INT(mkdir(proc, 0755), 0);
+	CHECK_INT(write_file(proc, "uptime", "100.00 4\n"), 0);
+	CHECK_INT(write_stat(proc, 10, 5, 100), 0);
+	CHECK_INT(write_stat(proc, 20, 7, 200), 0);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_task_source_new(ctx, &src), 0);
+	np_task_source_set_keep(src, keep_some, &rule);
+
+	/* Nothing to keep at the first scan. */
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr, 2);
+	CHECK_INT(list.nr_kept, 0);
+	CHECK_INT(rule.asked, 0);
+	CHECK(list.nr == 2 && !list.tasks[0].stat_kept && list.tasks[0].cpu_ticks == 5);
+
+	/* Both kept: the old figures, the age brought up to date. */
+	CHECK_INT(write_stat(proc, 10, 50, 100), 0);
+	CHECK_INT(write_file(proc, "uptime", "103.00 4\n"), 0);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr_kept, 2);
+	CHECK_INT(rule.asked, 2);
+	CHECK_U64(rule.last_start, 100);
+	t = find_task(&list, 10);
+	CHECK(t && t->stat_kept && t->cpu_ticks == 5 && t->start_ticks == 100);
+	CHECK(t && t->age_ms == 103000 - 100 * 1000 / list.ticks_per_s);
+
+	/* The callback wants 10 read: its new figures. */
+	rule.keep_pid[0] = 0;
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr_kept, 1);
+	t = find_task(&list, 10);
+	CHECK(t && !t->stat_kept && t->cpu_ticks == 50);
+	t = find_task(&list, 20);
+	CHECK(t && t->stat_kept && t->cpu_ticks == 7);
+
+	/* Another directory under pid 20 (the old one still exists, so the
+	 * inode differs): read, whatever the callback says; a new pid is
+	 * read; a pid gone is gone. */
+	snprintf(from, sizeof(from), "%s/20", proc);
+	snprintf(to, sizeof(to), "%s/old20", proc);
+	CHECK_INT(rename(from, to), 0);
+	CHECK_INT(write_stat(proc, 20, 1, 900), 0);
+	CHECK_INT(write_stat(proc, 30, 3, 300), 0);
+	snprintf(from, sizeof(from), "rm -rf %s/10", proc);
+	CHECK_INT(system(from), 0);
+	rule.asked = 0;
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr, 2);
+	CHECK_INT(list.nr_kept, 0);
+	CHECK_INT(rule.asked, 0);
+	CHECK(!find_task(&list, 10));
+	t = find_task(&list, 20);
+	CHECK(t && !t->stat_kept && t->start_ticks == 900);
+	t = find_task(&list, 30);
+	CHECK(t && !t->stat_kept && t->cpu_ticks == 3);
+
+	/* A failed scan keeps nothing of itself: the next one keeps what the
+	 * last good one read. And a directory whose stat names another pid
+	 * is not that process (the old pid 20's, moved to 10). */
+	snprintf(from, sizeof(from), "%s/10", proc);
+	CHECK_INT(rename(to, from), 0);
+	snprintf(from, sizeof(from), "%s/uptime", proc);
+	CHECK_INT(unlink(from), 0);
+	CHECK_INT(np_task_source_scan(src, &list), -ENOENT);
+	CHECK_INT(list.nr, 0);
+	CHECK_INT(write_file(proc, "uptime", "104.00 4\n"), 0);
+	rule.keep_pid[0] = 20;
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr, 2);
+	t = find_task(&list, 20);
+	CHECK(t && t->stat_kept && t->start_ticks == 900);
+	CHECK(!find_task(&list, 10));
+	CHECK_INT(list.nr_vanished, 1);
+
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
+	snprintf(proc, sizeof(proc), "rm -rf %s", root);
+	CHECK_INT(system(proc), 0);
+}
+
 /* ---- the running machine ---- */
 
 /* A second thread, alive until the other end of its pipe is closed. C11
@@ -896,6 +1026,7 @@ int main(void)
 	test_fixture_cpuset();
 	test_fixture_hostile();
 	test_node_load_delta();
+	test_keep_records();
 	test_live();
 	return check_done();
 }
