@@ -500,6 +500,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	snap->uptime_ms = t->list->uptime_ms;
+	np_stats_add_listing(engine->stats, t->list->nr - t->list->nr_kept, t->list->nr_kept);
 	if (engine->observer) {
 		err = engine->observer(engine->observer_data, t->list);
 		if (err)

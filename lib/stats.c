@@ -36,6 +36,7 @@ struct stats_hot {
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
+	uint64_t stats_read, stats_kept; /* tasks listed: their stat read, or kept */
 	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
@@ -258,6 +259,14 @@ void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads)
 {
 	lock(stats);
 	stats->hot.affinity_threads += threads;
+	unlock(stats);
+}
+
+void np_stats_add_listing(struct np_stats *stats, uint64_t read, uint64_t kept)
+{
+	lock(stats);
+	stats->hot.stats_read += read;
+	stats->hot.stats_kept += kept;
 	unlock(stats);
 }
 
@@ -567,6 +576,11 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 			fprintf(out, "numaplaced_node_cpus{node=\"%d\"} %u\n", stats->node_ids[i],
 				stats->plan_cpus[i]);
 	}
+	family(out, "task_stats_total", "counter",
+	       "Tasks listed at each cycle, by whether their /proc/PID/stat was read or the last "
+	       "read's record stood in.");
+	fprintf(out, "numaplaced_task_stats_total{how=\"read\"} %" PRIu64 "\n", h->stats_read);
+	fprintf(out, "numaplaced_task_stats_total{how=\"kept\"} %" PRIu64 "\n", h->stats_kept);
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
 	family(out, "numa_maps_read_bytes_total", "counter", "Bytes of numa_maps read.");

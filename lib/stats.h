@@ -83,6 +83,10 @@ void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
 /* Tasks given their mask from before back. */
 void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);
 
+/* One cycle's listing: @read tasks had their stat read, @kept kept the last
+ * read's record. */
+void np_stats_add_listing(struct np_stats *stats, uint64_t read, uint64_t kept);
+
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
 /* One placement cycle of @elapsed_ns, wall clock, which took @cpu_ns of its
