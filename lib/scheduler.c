@@ -143,6 +143,7 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 	/* The filter may have changed: ask it again, with a fresh read. */
 	st->cgroup_excluded = false;
 	st->next_read_ms = 0;
+	st->small_wait_ms = 0;
 	if (st->has_period)
 		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
@@ -289,9 +290,8 @@ static uint64_t next_read(const struct sched_settings *set, struct np_sched_task
 	if (v->reason != NP_REASON_TOO_SMALL)
 		st->small_wait_ms = 0;
 	switch (v->reason) {
-	case NP_REASON_KERNEL_THREAD:
-		return UINT64_MAX;
-	case NP_REASON_EXCLUDED:
+	case NP_REASON_KERNEL_THREAD: /* a user-mode helper's child can look like one */
+	case NP_REASON_EXCLUDED:      /* an exec may rename it */
 		return add_sat(now, set->period_max_ms);
 	case NP_REASON_TOO_YOUNG:
 		return add_sat(now, v->wait_ms);

@@ -151,15 +151,16 @@ int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct
 /*
  * Whether a task's stat must be read for the next plan, or the record read
  * before may stand in (the task list's stat_kept). A plan sets when each
- * task needs its next read from the record of a read: a kernel thread
- * never; an excluded one after scan_period_max_ms (an exec may change its
- * comm); a young one when it comes of age; one below min_rss_mb after
- * scan_period_min_ms, the wait doubling up to scan_period_max_ms while it
- * stays small (between half and all of it, by pid, so that tasks seen
- * together are not all read again at one tick); one waiting for its period
- * (or idle) when its period ends; any other at the next tick. A kept record
- * is never read numa_maps on or judged idle by: a task that came due on
- * one waits for its read at the next tick.
+ * task needs its next read from the record of a read: a young one when it
+ * comes of age; one below min_rss_mb after scan_period_min_ms, the wait
+ * doubling up to scan_period_max_ms while it stays small (between half and
+ * all of it, by pid, so that tasks seen together are not all read again at
+ * one tick); one waiting for its period (or idle) when its period ends; a
+ * kernel thread or an excluded task after scan_period_max_ms (an exec may
+ * rename it, and a user-mode helper's child looks like a kernel thread
+ * until it execs); any other at the next tick. A kept record is never
+ * read numa_maps on or judged idle by: a task that came due on one waits
+ * for its read at the next tick.
  */
 bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st);
 

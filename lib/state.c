@@ -34,24 +34,30 @@ static void state_init(struct np_task_state *st, const struct np_task *task,
 	st->no_effect_node = -1;
 }
 
-/* Room for @n entries in the spare array and the pointer array. */
+/* Room for @n entries in the spare array and the pointer array, with a
+ * quarter more, so that a machine whose task count creeps up does not
+ * reallocate at every tick. The spare's content is stale copies, owned by
+ * nobody: it is never copied, only overwritten. */
 static int reserve(struct np_state_table *t, unsigned n)
 {
+	unsigned want = n + n / 4;
+
 	if (n > t->spare_cap) {
-		struct np_task_state *v = realloc(t->spare, n * sizeof(*v));
+		struct np_task_state *v = malloc(want * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
+		free(t->spare);
 		t->spare = v;
-		t->spare_cap = n;
+		t->spare_cap = want;
 	}
 	if (n > t->sched_cap) {
-		struct np_sched_task **p = realloc(t->sched, n * sizeof(*p));
+		struct np_sched_task **p = realloc(t->sched, want * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
 		t->sched = p;
-		t->sched_cap = n;
+		t->sched_cap = want;
 	}
 	return 0;
 }

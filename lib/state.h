@@ -47,7 +47,9 @@ struct np_state_table {
 	struct np_task_state *v; /* v[i] is the state of list->tasks[i] after a sync */
 	unsigned nr;
 	struct np_sched_task **sched; /* &v[i].sched, for np_sched_plan */
-	/* The arrays' room, and the other array the next sync fills. */
+	/* The arrays' room, and the other array the next sync fills: what it
+	 * holds are stale copies of states, owned by nobody, never to be read
+	 * (a pointer into the table kept past a sync points there). */
 	unsigned v_cap, sched_cap, spare_cap;
 	struct np_task_state *spare;
 	uint64_t seen;	    /* distinct tasks ever listed */
