@@ -65,7 +65,8 @@ struct daemon {
 	struct event_base *base;
 	struct event *tick;
 	struct event *sig_hup, *sig_usr1, *stop_event;
-	struct event *move_done; /* the engine's move off the loop ended */
+	struct event *move_done;   /* the engine's move off the loop ended */
+	struct event *task_events; /* the process connector has events */
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
 	struct np_control *control;
@@ -293,6 +294,20 @@ static void on_move_done(evutil_socket_t fd, short what, void *arg)
 		np_engine_finish_move(d->engine);
 }
 
+static void on_task_events(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	int err = np_engine_take_task_events(d->engine);
+
+	/* A socket that fails for good would wake the loop without end: the
+	 * ticks list /proc as they did before it. */
+	if (err) {
+		np_logger_log(d->log, LOG_WARNING, "process events: %s; no longer followed",
+			      strerror(-err));
+		event_del(d->task_events);
+	}
+}
+
 static int render_metrics(void *data, struct evbuffer *out)
 {
 	struct daemon *d = data;
@@ -503,6 +518,7 @@ static int setup(struct daemon *d)
 	    .dry_run = d->opts->dry_run,
 	    .should_stop = stop_requested,
 	    .moves_off_loop = true,
+	    .task_events = true,
 	};
 	int err;
 
@@ -555,6 +571,14 @@ static int setup(struct daemon *d)
 		if (!d->move_done || event_add(d->move_done, NULL))
 			return -ENOMEM;
 	}
+	/* Events are taken as they come, so that a fork storm between two
+	 * ticks does not overflow the socket. */
+	if (np_engine_task_events_fd(d->engine) >= 0) {
+		d->task_events = event_new(d->base, np_engine_task_events_fd(d->engine),
+					   EV_READ | EV_PERSIST, on_task_events, d);
+		if (!d->task_events || event_add(d->task_events, NULL))
+			return -ENOMEM;
+	}
 	if (add_signal(d, &d->sig_hup, SIGHUP) || add_signal(d, &d->sig_usr1, SIGUSR1))
 		return -ENOMEM;
 	err = catch_stop_signals(d);
@@ -579,7 +603,8 @@ static void teardown(struct daemon *d)
 	np_control_free(d->control);
 	if (d->tick)
 		event_free(d->tick);
-	struct event *events[] = {d->sig_hup, d->sig_usr1, d->stop_event, d->move_done};
+	struct event *events[] = {d->sig_hup, d->sig_usr1, d->stop_event, d->move_done,
+				  d->task_events};
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		if (events[i])
 			event_free(events[i]);

@@ -13,6 +13,7 @@
 #include "memory.h"
 #include "pageplan.h"
 #include "policy.h"
+#include "procevents.h"
 #include "state.h"
 #include "task.h"
 
@@ -115,6 +116,32 @@ static bool keep_record(void *data, int pid, uint64_t start_ticks)
 	return ts && !np_sched_needs_read(engine->sched, &ts->sched);
 }
 
+/* The process connector, or why not (the fallback lists /proc each tick). */
+static void follow_task_events(struct np_engine *engine)
+{
+	struct np_proc_events *events;
+	int err = np_proc_events_open(engine->ctx, &events);
+
+	if (err) {
+		np_log(engine->ctx, LOG_INFO,
+		       "process events: %s%s; /proc is listed at every cycle", strerror(-err),
+		       err == -EPERM ? " (CAP_NET_ADMIN is needed)" : "");
+		return;
+	}
+	np_task_source_use_events(engine->src, events, engine->cfg.scan_period_max_ms);
+	np_log(engine->ctx, LOG_DEBUG, "process events: following the process connector");
+}
+
+int np_engine_task_events_fd(const struct np_engine *engine)
+{
+	return np_task_source_events_fd(engine->src);
+}
+
+int np_engine_take_task_events(struct np_engine *engine)
+{
+	return np_task_source_take_events(engine->src);
+}
+
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
 		  struct np_engine **out)
 {
@@ -144,6 +171,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	err = np_task_source_new(engine->ctx, &engine->src);
 	if (!err) {
 		np_task_source_set_keep(engine->src, keep_record, engine);
+		if (params->task_events)
+			follow_task_events(engine);
 		err = np_memory_reader_new(&engine->reader);
 	}
 	if (!err)
@@ -232,6 +261,7 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 		set_movers(engine, copy.migrate_threads);
 	np_config_free(&engine->cfg);
 	engine->cfg = copy;
+	np_task_source_set_resync(engine->src, copy.scan_period_max_ms);
 	for (unsigned i = 0; i < engine->states.nr; i++)
 		np_sched_task_reload(engine->sched, &engine->states.v[i].sched);
 	return 0;
@@ -415,7 +445,7 @@ struct tick {
 
 static void tick_clear(struct tick *t)
 {
-	np_task_list_clear_details(t->list);
+	np_task_list_reset(t->list);
 	np_sched_plan_free(&t->plan);
 	free(t->picked_entry);
 	free(t->picked_state);
@@ -500,7 +530,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	snap->uptime_ms = t->list->uptime_ms;
-	np_stats_add_listing(engine->stats, t->list->nr - t->list->nr_kept, t->list->nr_kept);
+	np_stats_add_listing(engine->stats, t->list->listed_proc, t->list->nr - t->list->nr_kept,
+			     t->list->nr_kept);
 	if (engine->observer) {
 		err = engine->observer(engine->observer_data, t->list);
 		if (err)

@@ -37,6 +37,12 @@ struct np_engine_params {
 	 * at a time; np_engine_move_fd() says when it ends. False: a tick
 	 * makes its moves itself (the tests, the one-shot look). */
 	bool moves_off_loop;
+	/* Learn of new, exec'd and exited processes from the kernel's process
+	 * connector (lib/procevents.h) and list /proc only every
+	 * scan_period_max_ms; where it cannot be had (no CAP_NET_ADMIN, a
+	 * network namespace of its own, a fixture root), say so at info and
+	 * list /proc at every tick. False: list at every tick. */
+	bool task_events;
 };
 
 /* Create an engine with @cfg (copied). Returns 0 or -errno; a live context is
@@ -49,6 +55,12 @@ void np_engine_free(struct np_engine *engine);
  * filter, the policy and the actuator's rate. Returns 0, or -EINVAL or
  * -ENOMEM with the old one still in force. */
 int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg);
+
+/* With task_events: the connector's socket, readable when events wait
+ * (-1: none), and taking them now, so that its buffer does not fill
+ * between ticks. Returns 0 or -errno. */
+int np_engine_task_events_fd(const struct np_engine *engine);
+int np_engine_take_task_events(struct np_engine *engine);
 
 /* With moves off the loop: an fd readable once the calls of the move in
  * flight are done, when np_engine_finish_move() is due; -1 otherwise. */

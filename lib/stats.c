@@ -37,6 +37,7 @@ struct stats_hot {
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
 	uint64_t stats_read, stats_kept; /* tasks listed: their stat read, or kept */
+	uint64_t listings[2];		 /* by events, of /proc */
 	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
@@ -262,9 +263,10 @@ void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads)
 	unlock(stats);
 }
 
-void np_stats_add_listing(struct np_stats *stats, uint64_t read, uint64_t kept)
+void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept)
 {
 	lock(stats);
+	stats->hot.listings[of_proc]++;
 	stats->hot.stats_read += read;
 	stats->hot.stats_kept += kept;
 	unlock(stats);
@@ -331,6 +333,11 @@ uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason)
 uint64_t np_stats_scans(const struct np_stats *stats)
 {
 	return read_counter(stats, &stats->hot.scans);
+}
+
+uint64_t np_stats_listed(const struct np_stats *stats, bool kept)
+{
+	return read_counter(stats, kept ? &stats->hot.stats_kept : &stats->hot.stats_read);
 }
 
 static const struct {
@@ -576,11 +583,17 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 			fprintf(out, "numaplaced_node_cpus{node=\"%d\"} %u\n", stats->node_ids[i],
 				stats->plan_cpus[i]);
 	}
-	family(out, "task_stats_total", "counter",
+	family(out, "listed_tasks_total", "counter",
 	       "Tasks listed at each cycle, by whether their /proc/PID/stat was read or the last "
 	       "read's record stood in.");
-	fprintf(out, "numaplaced_task_stats_total{how=\"read\"} %" PRIu64 "\n", h->stats_read);
-	fprintf(out, "numaplaced_task_stats_total{how=\"kept\"} %" PRIu64 "\n", h->stats_kept);
+	fprintf(out, "numaplaced_listed_tasks_total{stat=\"read\"} %" PRIu64 "\n", h->stats_read);
+	fprintf(out, "numaplaced_listed_tasks_total{stat=\"kept\"} %" PRIu64 "\n", h->stats_kept);
+	family(out, "task_listings_total", "counter",
+	       "Cycles' task lists, by where they came from: a listing of /proc, or the last "
+	       "list and the process connector's events since.");
+	fprintf(out, "numaplaced_task_listings_total{from=\"proc\"} %" PRIu64 "\n", h->listings[1]);
+	fprintf(out, "numaplaced_task_listings_total{from=\"events\"} %" PRIu64 "\n",
+		h->listings[0]);
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
 	family(out, "numa_maps_read_bytes_total", "counter", "Bytes of numa_maps read.");

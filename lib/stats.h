@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,9 +84,10 @@ void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
 /* Tasks given their mask from before back. */
 void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);
 
-/* One cycle's listing: @read tasks had their stat read, @kept kept the last
- * read's record. */
-void np_stats_add_listing(struct np_stats *stats, uint64_t read, uint64_t kept);
+/* One cycle's task list, from a listing of /proc (@of_proc) or from
+ * events: @read tasks had their stat read, @kept kept the last read's
+ * record. */
+void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept);
 
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
@@ -110,6 +112,8 @@ uint64_t np_stats_failures(const struct np_stats *stats, enum np_stat_call actio
 uint64_t np_stats_permission_denied(const struct np_stats *stats, enum np_stat_call action);
 uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason);
 uint64_t np_stats_scans(const struct np_stats *stats);
+/* Tasks listed with their stat read (@kept false) or kept, so far. */
+uint64_t np_stats_listed(const struct np_stats *stats, bool kept);
 
 /* Write every counter in the Prometheus text exposition format (version
  * 0.0.4): metric names start with numaplaced_, each family has # HELP and

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "task.h"
 #include "config.h"
+#include "procevents.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -696,7 +697,7 @@ void np_task_clear(struct np_task *task)
 	np_nodeset_zero(&task->mems_allowed);
 }
 
-void np_task_list_clear_details(struct np_task_list *list)
+void np_task_list_reset(struct np_task_list *list)
 {
 	/* The slots are overwritten whole by the next scan: only what they
 	 * own is freed, their 2 KiB of masks are not zeroed twice. */
@@ -738,6 +739,15 @@ struct np_task_source {
 	unsigned nr_last;
 	np_task_keep_fn keep;
 	void *keep_data;
+	/* With the process connector: the processes that changed since the
+	 * last scan (unsorted, repeats allowed), and when /proc was listed. */
+	struct np_proc_events *events;
+	uint64_t resync_ms;
+	bool must_list; /* events were lost, or too many wait */
+	bool listed;	/* src->last comes from a listing */
+	uint64_t listed_at_ms;
+	int *changed;
+	unsigned nr_changed, changed_cap;
 };
 
 static enum pids_item pids_items[] = {
@@ -783,6 +793,8 @@ void np_task_source_free(struct np_task_source *src)
 		procps_stat_unref(&src->stat);
 	free(src->prev_cpus);
 	free(src->last);
+	free(src->changed);
+	np_proc_events_close(src->events);
 	free(src);
 }
 
@@ -826,8 +838,9 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
  */
 struct src_entry {
 	uint64_t ino;
-	bool kept;  /* the last record stands in for this scan's */
-	bool valid; /* read (or kept); false: vanished, or unreadable */
+	bool changed; /* an event said so: read it, whatever the callback says */
+	bool kept;    /* the last record stands in for this scan's */
+	bool valid;   /* read (or kept); false: vanished, or unreadable */
 	struct np_stat st;
 };
 
@@ -878,9 +891,25 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 		close(procfd);
 		return err;
 	}
-	while ((de = readdir(dir))) {
+	for (;;) {
 		unsigned long pid;
 		char *end;
+
+		/* A listing cut short would make every task after the cut look
+		 * gone, and its state (the masks to give back) be let go. */
+		errno = 0;
+		de = readdir(dir);
+		if (!de) {
+			int err = errno ? -errno : 0;
+
+			if (!err)
+				break;
+			np_log(src->ctx, LOG_ERR, "%s/proc: %s", root_prefix(src->ctx),
+			       strerror(-err));
+			free(v);
+			closedir(dir);
+			return err;
+		}
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
@@ -914,7 +943,8 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 	return 0;
 }
 
-/* Read one task's stat under the fixture root's proc directory. */
+/* Read one task's stat with our own parser: every stat under a fixture
+ * root, and on the live machine a comm that libproc2 would have changed. */
 static int read_tree_one(struct np_task_source *src, int pid, struct np_stat *st)
 {
 	char what[32];
@@ -1067,6 +1097,135 @@ static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
 	return err;
 }
 
+/* More processes changed between two scans than this: list /proc instead. */
+#define CHANGED_MAX 65536
+
+static void on_event(void *data, const struct np_proc_event *ev)
+{
+	struct np_task_source *src = data;
+
+	if (ev->kind != NP_PROC_CHANGED || src->must_list)
+		return;
+	if (src->nr_changed == src->changed_cap) {
+		unsigned cap = src->changed_cap ? src->changed_cap * 2 : 256;
+		int *bigger =
+		    cap <= CHANGED_MAX ? realloc(src->changed, cap * sizeof(*bigger)) : NULL;
+
+		if (!bigger) {
+			src->must_list = true; /* a listing sees them all */
+			src->nr_changed = 0;
+			return;
+		}
+		src->changed = bigger;
+		src->changed_cap = cap;
+	}
+	src->changed[src->nr_changed++] = ev->tgid;
+}
+
+void np_task_source_use_events(struct np_task_source *src, struct np_proc_events *events,
+			       uint64_t resync_ms)
+{
+	if (src->events != events)
+		np_proc_events_close(src->events);
+	src->events = events;
+	src->resync_ms = resync_ms;
+	src->must_list = true;
+	src->nr_changed = 0;
+}
+
+void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms)
+{
+	src->resync_ms = resync_ms;
+	src->must_list = true;
+	src->nr_changed = 0;
+}
+
+bool np_task_source_has_events(const struct np_task_source *src)
+{
+	return src->events != NULL;
+}
+
+int np_task_source_events_fd(const struct np_task_source *src)
+{
+	return src->events ? np_proc_events_fd(src->events) : -1;
+}
+
+int np_task_source_take_events(struct np_task_source *src)
+{
+	int err;
+
+	if (!src->events)
+		return 0;
+	err = np_proc_events_drain(src->events, on_event, src);
+	if (err == -ENOBUFS) {
+		src->must_list = true;
+		src->nr_changed = 0;
+		err = 0;
+	}
+	return err;
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The last scan's processes and those that changed since, sorted by pid,
+ * as a listing of /proc would give them (the changed ones marked). */
+static int list_from_events(struct np_task_source *src, struct src_entry **out, unsigned *nr_out)
+{
+	unsigned nr = 0, old = 0, c = 0;
+	struct src_entry *v;
+
+	qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+	v = malloc(((size_t)src->nr_last + src->nr_changed + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	while (old < src->nr_last || c < src->nr_changed) {
+		int pid = old < src->nr_last ? src->last[old].st.pid : INT_MAX;
+		bool changed = c < src->nr_changed && src->changed[c] <= pid;
+
+		if (changed)
+			pid = src->changed[c];
+		v[nr] = (struct src_entry){.changed = changed};
+		v[nr].st.pid = pid;
+		if (old < src->nr_last && src->last[old].st.pid == pid)
+			v[nr].ino = src->last[old++].ino;
+		while (c < src->nr_changed && src->changed[c] == pid)
+			c++;
+		nr++;
+	}
+	src->nr_changed = 0;
+	*out = v;
+	*nr_out = nr;
+	return 0;
+}
+
+/* This scan's processes: from a listing of /proc, or from the last scan's
+ * and the events since. */
+static int list_tasks(struct np_task_source *src, struct np_task_list *list, struct src_entry **v,
+		      unsigned *nr)
+{
+	int err = np_task_source_take_events(src);
+
+	if (err)
+		return err;
+	list->listed_proc = !(src->events && src->listed && !src->must_list &&
+			      list->uptime_ms - src->listed_at_ms < src->resync_ms);
+	if (!list->listed_proc)
+		return list_from_events(src, v, nr);
+	/* Events that came before the listing are in it. */
+	src->nr_changed = 0;
+	err = list_proc(src, v, nr);
+	if (!err) {
+		src->must_list = false;
+		src->listed_at_ms = list->uptime_ms;
+	}
+	return err;
+}
+
 void np_task_source_set_keep(struct np_task_source *src, np_task_keep_fn keep, void *data)
 {
 	src->keep = keep;
@@ -1088,8 +1247,10 @@ static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned 
 		if (old == src->nr_last)
 			break;
 		last = &src->last[old];
-		if (last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
-		    !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
+		/* Inode 1 is what the kernel lists for an entry it could not
+		 * instantiate: no identity to go by. */
+		if (v[i].changed || last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
+		    v[i].ino <= 1 || !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
 			continue;
 		v[i].st = last->st;
 		v[i].kept = v[i].valid = true;
@@ -1102,13 +1263,13 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	unsigned nr = 0, kept = 0;
 	int err;
 
-	np_task_list_clear_details(list);
+	np_task_list_reset(list);
 	list->nr_vanished = 0;
 	list->nr_kept = 0;
 	list->ticks_per_s = src->ticks_per_s;
 	err = uptime_read(src->ctx, &list->uptime_ms);
 	if (!err)
-		err = list_proc(src, &v, &nr);
+		err = list_tasks(src, list, &v, &nr);
 	if (err)
 		return err;
 	mark_kept(src, v, nr);
@@ -1128,11 +1289,13 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 		list->nr = 0;
 		list->nr_kept = 0;
 		free(v);
+		src->must_list = true; /* the events it took are in no list */
 		return err;
 	}
 	free(src->last);
 	src->last = v;
 	src->nr_last = kept;
+	src->listed = true;
 	return 0;
 }
 

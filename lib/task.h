@@ -103,6 +103,7 @@ struct np_task_list {
 	unsigned ticks_per_s; /* USER_HZ */
 	unsigned nr_vanished; /* tasks dropped because they exited mid-read */
 	unsigned nr_kept;     /* tasks whose last record stood in (stat_kept) */
+	bool listed_proc;     /* /proc was listed (not: the process connector's events) */
 };
 
 /*
@@ -131,6 +132,27 @@ typedef bool (*np_task_keep_fn)(void *data, int pid, uint64_t start_ticks);
 
 /* Ask @keep (NULL: read every task) at each scan; @data is passed on. */
 void np_task_source_set_keep(struct np_task_source *src, np_task_keep_fn keep, void *data);
+
+struct np_proc_events;
+
+/* Follow the process connector (lib/procevents.h; the source takes @events
+ * over and closes it, NULL: none): a scan then lists /proc only when
+ * @resync_ms of uptime have passed since the last listing, when events
+ * were lost, and at the first scan; the others take the last scan's
+ * processes and the ones that changed since (read, whatever the keep
+ * callback says: a new process, an exec, a rename, an exit). */
+void np_task_source_use_events(struct np_task_source *src, struct np_proc_events *events,
+			       uint64_t resync_ms);
+bool np_task_source_has_events(const struct np_task_source *src);
+/* A new @resync_ms (a reload); the next scan lists /proc. */
+void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
+
+/* The connector's socket (-1: none), for a caller that drains it as events
+ * arrive with np_task_source_take_events (a scan drains it too), so that
+ * the socket's buffer does not fill between scans. Returns 0 or -errno;
+ * lost events are not an error (the next scan lists /proc). */
+int np_task_source_events_fd(const struct np_task_source *src);
+int np_task_source_take_events(struct np_task_source *src);
 
 /* List every process (not threads), sorted by pid, each read now or kept
  * (stat_kept). Tasks that vanish mid-read are dropped quietly. Replaces the
@@ -180,9 +202,9 @@ void np_task_clear(struct np_task *task);
  * details, and @src is left empty, owning nothing. */
 void np_task_move(struct np_task *dst, struct np_task *src);
 
-/* Free what the tasks of the list hold (np_task_clear); the list reads as
- * empty afterwards but keeps its array for the next scan. */
-void np_task_list_clear_details(struct np_task_list *list);
+/* Empty the list, freeing what its tasks own, but keep its array for the
+ * next scan (which overwrites each slot whole). */
+void np_task_list_reset(struct np_task_list *list);
 
 /* Free every task and the array; the list reads as empty afterwards. */
 void np_task_list_clear(struct np_task_list *list);

@@ -137,7 +137,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build")
     ap.add_argument("--ticks", type=int, default=60)
-    ap.add_argument("--tick-ms", type=int, default=250)
+    ap.add_argument("--tick-ms", type=int, default=1000)
     ap.add_argument("--port", type=int, default=19465)
     ap.add_argument("--warmup-s", type=float, default=130.0)
     ap.add_argument("--cases", default=",".join(CASES))

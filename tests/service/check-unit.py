@@ -29,12 +29,12 @@ move_pages migrate_pages mbind get_mempolicy set_mempolicy getcpu
 sched_setaffinity sched_getaffinity pidfd_open
 epoll_create1 epoll_ctl epoll_wait timerfd_create timerfd_settime rt_sigaction
 rt_sigprocmask socket socketpair bind listen accept4 connect sendmsg sendto
-recvfrom getsockname setsockopt openat read pread64 write close fstat
+recvfrom getsockname setsockopt poll openat read pread64 write close fstat
 newfstatat getdents64 lseek mmap munmap brk getrusage clock_gettime kill
 mkdir unlinkat renameat fsync fchmod
 """.split()
 
-CAPABILITIES = {"CAP_SYS_NICE", "CAP_SYS_PTRACE"}
+CAPABILITIES = {"CAP_SYS_NICE", "CAP_SYS_PTRACE", "CAP_NET_ADMIN"}
 
 
 class Failures:
@@ -163,8 +163,8 @@ def check_unit(text, binary, max_exposure, groups, verbose):
     failures.check(first("RuntimeDirectoryPreserve") in ("restart", "yes"),
                    "RuntimeDirectoryPreserve= lets a restart lose the saved masks")
     families = set(" ".join(settings.get("RestrictAddressFamilies", [])).split())
-    failures.check({"AF_UNIX", "AF_INET", "AF_INET6"} <= families,
-                   "RestrictAddressFamilies= lacks AF_UNIX, AF_INET or AF_INET6")
+    failures.check({"AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"} <= families,
+                   "RestrictAddressFamilies= lacks AF_UNIX, AF_INET, AF_INET6 or AF_NETLINK")
 
     names, is_allow_list = allowed_syscalls(settings.get("SystemCallFilter", []), groups)
     blocked = sorted(s for s in REQUIRED_SYSCALLS if (s in names) != is_allow_list)
@@ -194,8 +194,10 @@ def check_unit(text, binary, max_exposure, groups, verbose):
 
 # Broken copies of the unit; each must fail the checks above.
 MUTATIONS = [
-    ("drops CAP_SYS_PTRACE", "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_SYS_PTRACE\n",
-     "\nCapabilityBoundingSet=CAP_SYS_NICE\n"),
+    ("drops CAP_SYS_PTRACE", "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_SYS_PTRACE CAP_NET_ADMIN\n",
+     "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_NET_ADMIN\n"),
+    ("drops AF_NETLINK", "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK\n",
+     "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"),
     ("denies @resources", "\nSystemCallFilter=~@privileged\n",
      "\nSystemCallFilter=~@privileged @resources\n"),
     ("adds PrivateUsers", "\n[Service]\n", "\n[Service]\nPrivateUsers=yes\n"),

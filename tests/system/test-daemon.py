@@ -744,7 +744,7 @@ def stat_counts(d):
     _, body = d.metrics()
     out = {}
     for how in ("read", "kept"):
-        m = re.search(r'^numaplaced_task_stats_total\{how="%s"\} (\S+)$' % how, body, re.M)
+        m = re.search(r'^numaplaced_listed_tasks_total\{stat="%s"\} (\S+)$' % how, body, re.M)
         out[how] = float(m.group(1)) if m else -1.0
     return out["read"], out["kept"]
 
@@ -761,6 +761,31 @@ def test_stats_kept():
           flush=True)
     check(read > 0 and kept > 3 * read,
           f"kept: most listings keep the last record ({read:.0f} read, {kept:.0f} kept)")
+    # With the process connector /proc is listed at the first cycle only;
+    # without it (no CAP_NET_ADMIN, a network namespace of its own) at
+    # every cycle, and the log says why.
+    _, body = d.metrics()
+    listings = {k: float(v) for k, v in re.findall(
+        r'^numaplaced_task_listings_total\{from="(\w+)"\} (\S+)$', body, re.M)}
+    fallback = re.search(r"process events: (.*); /proc is listed at every cycle", d.text())
+    print(f"     listings: {listings}; "
+          f"{'fallback: ' + fallback.group(1) if fallback else 'process connector'}", flush=True)
+    if fallback:
+        check(listings.get("events", -1) == 0 and listings.get("proc", 0) >= 30,
+              f"kept: without the connector every cycle lists /proc ({listings})")
+    else:
+        check(listings.get("proc", -1) == 1 and listings.get("events", 0) >= 30,
+              f"kept: with the connector only the first cycle lists /proc ({listings})")
+    # A process started now is seen at the next cycles either way: too
+    # young for scan_delay_ms, ten cycles of 100 ms (nothing else here
+    # starts processes that live that long).
+    young = d.counter("numaplaced_skips_total{reason=\"too_young\"}")
+    child = subprocess.Popen(["sleep", "30"])
+    time.sleep(1.5)
+    young = d.counter("numaplaced_skips_total{reason=\"too_young\"}") - young
+    child.kill()
+    child.wait()
+    check(young >= 5, f"kept: a process started meanwhile is listed ({young:.0f} cycles too young)")
     ticks = d.counter("numaplaced_ticks_total")
     d.proc.send_signal(signal.SIGHUP)
     check(d.wait_log(r"applied") is not None, "kept: reload applied")

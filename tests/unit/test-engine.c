@@ -100,6 +100,58 @@ static void test_report_decisions(void)
 	np_ctx_free(ctx);
 }
 
+static int count_listed(void *data, const struct np_task_list *list)
+{
+	*(unsigned *)data += list->nr;
+	return 0;
+}
+
+/* A tick reads the stat of the tasks the scheduler needs figures of and
+ * keeps the others' last records; with an observer (--record) every task is
+ * read, so that the trace holds what the machine said. */
+static void test_kept_records(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	struct np_stats *stats;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	unsigned observed = 0;
+	uint64_t read, kept;
+
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	stats = np_engine_stats(engine);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(np_stats_listed(stats, false), 5); /* all five, the first time */
+	CHECK_U64(np_stats_listed(stats, true), 0);
+	/* A quarter of a period on, nothing is needed: hog and local wait for
+	 * their period, kthreadd and small (below min_rss_mb) for their
+	 * waits, young (500 ms old; the fixture's uptime stands still) for
+	 * its age, 500 ms from the first tick. */
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	read = np_stats_listed(stats, false) - 5;
+	kept = np_stats_listed(stats, true);
+	CHECK_U64(read, 0);
+	CHECK_U64(kept, 5);
+	/* Recording: every task read. */
+	np_engine_set_observer(engine, count_listed, &observed);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_INT(observed, 5);
+	CHECK_U64(np_stats_listed(stats, true), kept);
+	CHECK_U64(np_stats_listed(stats, false), 5 + read + 5);
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+}
+
 /* The daemon's cycle on a virtual clock: slow start, then one read per
  * period, dry-run moves recorded, nothing changed. */
 static void test_ticks(void)
@@ -635,6 +687,7 @@ static void test_permission_denied(void)
 
 int main(void)
 {
+	test_kept_records();
 	test_permission_denied();
 	test_report_decisions();
 	test_user_policy();

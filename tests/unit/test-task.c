@@ -858,9 +858,9 @@ static void test_keep_records(void)
 	t = find_task(&list, 30);
 	CHECK(t && !t->stat_kept && t->cpu_ticks == 3);
 
-	/* A failed scan keeps nothing of itself: the next one keeps what the
-	 * last good one read. And a directory whose stat names another pid
-	 * is not that process (the old pid 20's, moved to 10). */
+	/* A scan that fails (here before its listing: no uptime) leaves the
+	 * last good one's records to keep. And a directory whose stat names
+	 * another pid is not that process (the old pid 20's, moved to 10). */
 	snprintf(from, sizeof(from), "%s/10", proc);
 	CHECK_INT(rename(to, from), 0);
 	snprintf(from, sizeof(from), "%s/uptime", proc);
