@@ -505,6 +505,49 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	};
 }
 
+/* A mask's hash, never 0 (which stands for "not known"). */
+static uint64_t mask_hash(const struct np_bitmap *mask)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < sizeof(mask->w) / sizeof(mask->w[0]); i++)
+		h = (h ^ mask->w[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* The hash of @pid's CPUs now; 0 when they cannot be had. */
+static uint64_t cpus_hash_now(struct np_engine *engine, int pid)
+{
+	struct np_bitmap mask;
+
+	return np_task_cpus_now(engine->ctx, pid, &mask) ? 0 : mask_hash(&mask);
+}
+
+/*
+ * A task already looked at whose CPUs are not what its last look left
+ * (its user pinned it elsewhere, or unpinned it) is due now: its memory
+ * should follow at this tick, not when a period of up to a minute ends.
+ * One sched_getaffinity a looked-at task; a reused pid only makes its old
+ * state due before the sync lets it go.
+ */
+static void poke_repinned(struct np_engine *engine)
+{
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		struct np_task_state *st = &engine->states.v[i];
+		uint64_t now;
+
+		if (!st->cpus_hash)
+			continue;
+		now = cpus_hash_now(engine, st->pid);
+		if (!now || now == st->cpus_hash)
+			continue;
+		np_log(engine->ctx, LOG_DEBUG,
+		       "pid %d: its CPUs changed since its last look: due now", st->pid);
+		np_sched_task_poke(engine->sched, &st->sched);
+		st->cpus_hash = now;
+	}
+}
+
 static int observe(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
@@ -525,6 +568,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	engine->read_all = t->opts->look_once || engine->observer;
+	if (!t->opts->look_once)
+		poke_repinned(engine);
 	if (!err)
 		err = np_task_source_scan(engine->src, t->list);
 	if (err)
@@ -1231,6 +1276,9 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		}
 		st->looked = true;
 		st->last_look_ms = t->now_ms;
+		/* After the tick's own affinity changes. */
+		if (!t->opts->look_once)
+			st->cpus_hash = cpus_hash_now(engine, e->task.pid);
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}

@@ -310,6 +310,15 @@ static uint64_t next_read(const struct sched_settings *set, struct np_sched_task
 	}
 }
 
+void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
+{
+	if (!st->has_due)
+		return; /* not of age yet: its first read comes anyway */
+	st->base_period_ms = sched->set.period_min_ms;
+	st->next_due_ms = min_u64(st->next_due_ms, np_clock_now_ms(sched->clock));
+	st->next_read_ms = 0;
+}
+
 bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st)
 {
 	return np_clock_now_ms(sched->clock) >= st->next_read_ms;

@@ -164,6 +164,11 @@ int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct
  */
 bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st);
 
+/* Something outside the scheduler's figures changed for a task already
+ * read (its user gave it other CPUs): it is due now, with its period back
+ * at the minimum, and its stat is read at this scan. */
+void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st);
+
 /* The current period of a task (its adaptive base times its size factor)
  * and when it may next be read, in clock ms. */
 void np_sched_task_period(const struct np_sched *sched, const struct np_sched_task *st,

@@ -544,6 +544,32 @@ static int cpuset_read(struct np_ctx *ctx, struct np_task *task)
 	return err;
 }
 
+int np_task_cpus_now(struct np_ctx *ctx, int pid, struct np_bitmap *out)
+{
+	struct np_status *status;
+	char what[32];
+	int dirfd, err;
+
+	if (np_ctx_is_live(ctx)) {
+		/* The bitmap's words are a cpu_set_t, as thread_mask_differs
+		 * uses them. */
+		np_bitmap_zero(out);
+		if (sched_getaffinity(pid, sizeof(out->w), (cpu_set_t *)out->w))
+			return errno == ESRCH ? -ESRCH : -errno;
+		return 0;
+	}
+	dirfd = open_task_dir(ctx, pid, what, sizeof(what));
+	if (dirfd < 0)
+		return dirfd;
+	status = malloc(sizeof(*status));
+	err = status ? status_read_at(ctx, dirfd, what, status) : -ENOMEM;
+	close(dirfd);
+	if (!err)
+		*out = status->cpus_allowed;
+	free(status);
+	return err;
+}
+
 bool np_task_may_use_node(const struct np_task *task, int id)
 {
 	if (id < 0 || id >= NP_MAX_NODES)

@@ -173,6 +173,11 @@ int np_task_source_node_load(struct np_task_source *src, const struct np_topolog
  * error (np_is_odd_file_error(), logged), or another -errno. */
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
 
+/* The CPUs process @pid's main thread may run on now: on the live machine
+ * one sched_getaffinity(2), under a fixture root its status file. Returns
+ * 0, -ESRCH (gone), or another -errno. */
+int np_task_cpus_now(struct np_ctx *ctx, int pid, struct np_bitmap *out);
+
 /* Whether @task may keep pages on node @id: the node is in its
  * Mems_allowed and in its cgroup's cpuset.mems.effective, each where known.
  * Every home node and page destination is asked here. */

@@ -100,6 +100,53 @@ static void test_report_decisions(void)
 	np_ctx_free(ctx);
 }
 
+/* A task whose CPUs its user changed since its last look is read at the
+ * next tick, within its period; one whose CPUs stay is not. */
+static void test_repinned_due(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	const struct np_sched_counters *sc;
+	char root[] = "/tmp/np-engine-XXXXXX", cmd[4200];
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.affinity = NP_AFFINITY_NEVER;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	sc = np_engine_sched_counters(engine);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 2); /* hog and local */
+	/* Within the period, nothing changed: nothing read. */
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 2);
+	/* The hog pinned to node 1's CPUs: read at the next tick. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' '%s/proc/100/status'",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 3);
+	/* And not again while its CPUs stay. */
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 3);
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 static int count_listed(void *data, const struct np_task_list *list)
 {
 	*(unsigned *)data += list->nr;
@@ -688,6 +735,7 @@ static void test_permission_denied(void)
 int main(void)
 {
 	test_kept_records();
+	test_repinned_due();
 	test_permission_denied();
 	test_report_decisions();
 	test_user_policy();
