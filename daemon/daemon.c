@@ -302,9 +302,13 @@ static void on_task_events(evutil_socket_t fd, short what, void *arg)
 	/* A socket that fails for good would wake the loop without end: the
 	 * ticks list /proc as they did before it. */
 	if (err) {
-		np_logger_log(d->log, LOG_WARNING, "process events: %s; no longer followed",
-			      strerror(-err));
-		event_del(d->task_events);
+		np_logger_log(
+		    d->log, LOG_WARNING,
+		    "process events: %s; no longer followed, /proc is listed at every cycle",
+		    strerror(-err));
+		event_free(d->task_events);
+		d->task_events = NULL;
+		np_engine_stop_task_events(d->engine);
 	}
 }
 

@@ -142,6 +142,11 @@ int np_engine_take_task_events(struct np_engine *engine)
 	return np_task_source_take_events(engine->src);
 }
 
+void np_engine_stop_task_events(struct np_engine *engine)
+{
+	np_task_source_stop_events(engine->src);
+}
+
 int np_engine_new(const struct np_engine_params *params, const struct np_config *cfg,
 		  struct np_engine **out)
 {
@@ -505,32 +510,38 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	};
 }
 
-/* A mask's hash, never 0 (which stands for "not known"). */
-static uint64_t mask_hash(const struct np_bitmap *mask)
+/* A hash of the nodes whose CPUs @pid's main thread may run on now, never
+ * 0; 0 when they cannot be had. Nodes, not CPUs: a re-pin within a node
+ * (or a CPU going offline) moves no memory. */
+static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topology *topo, int pid)
 {
+	struct np_bitmap mask;
+	struct np_nodeset nodes;
 	uint64_t h = 0xcbf29ce484222325ull;
 
-	for (size_t i = 0; i < sizeof(mask->w) / sizeof(mask->w[0]); i++)
-		h = (h ^ mask->w[i]) * 0x100000001b3ull;
+	if (np_task_cpus_now(engine->ctx, pid, &mask))
+		return 0;
+	np_nodeset_zero(&nodes);
+	np_bitmap_for_each(cpu, &mask)
+	{
+		int node = np_topology_cpu_node(topo, cpu);
+
+		if (node >= 0)
+			np_nodeset_set(&nodes, (unsigned)node);
+	}
+	for (size_t i = 0; i < sizeof(nodes.w) / sizeof(nodes.w[0]); i++)
+		h = (h ^ nodes.w[i]) * 0x100000001b3ull;
 	return h | 1;
 }
 
-/* The hash of @pid's CPUs now; 0 when they cannot be had. */
-static uint64_t cpus_hash_now(struct np_engine *engine, int pid)
-{
-	struct np_bitmap mask;
-
-	return np_task_cpus_now(engine->ctx, pid, &mask) ? 0 : mask_hash(&mask);
-}
-
 /*
- * A task already looked at whose CPUs are not what its last look left
- * (its user pinned it elsewhere, or unpinned it) is due now: its memory
+ * A task already looked at whose CPUs are not on the nodes its last look
+ * left them on (its user pinned it elsewhere, or unpinned it) is due now: its memory
  * should follow at this tick, not when a period of up to a minute ends.
  * One sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
-static void poke_repinned(struct np_engine *engine)
+static void poke_repinned(struct np_engine *engine, const struct np_topology *topo)
 {
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
@@ -538,7 +549,7 @@ static void poke_repinned(struct np_engine *engine)
 
 		if (!st->cpus_hash)
 			continue;
-		now = cpus_hash_now(engine, st->pid);
+		now = nodes_hash_now(engine, topo, st->pid);
 		if (!now || now == st->cpus_hash)
 			continue;
 		np_log(engine->ctx, LOG_DEBUG,
@@ -569,7 +580,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	engine->read_all = t->opts->look_once || engine->observer;
 	if (!t->opts->look_once)
-		poke_repinned(engine);
+		poke_repinned(engine, snap->topo);
 	if (!err)
 		err = np_task_source_scan(engine->src, t->list);
 	if (err)
@@ -1278,7 +1289,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_look_ms = t->now_ms;
 		/* After the tick's own affinity changes. */
 		if (!t->opts->look_once)
-			st->cpus_hash = cpus_hash_now(engine, e->task.pid);
+			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid);
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}

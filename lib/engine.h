@@ -61,6 +61,9 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg);
  * between ticks. Returns 0 or -errno. */
 int np_engine_task_events_fd(const struct np_engine *engine);
 int np_engine_take_task_events(struct np_engine *engine);
+/* Stop following the connector (its socket failed; the caller has stopped
+ * polling its fd, which this closes): every tick lists /proc. */
+void np_engine_stop_task_events(struct np_engine *engine);
 
 /* With moves off the loop: an fd readable once the calls of the move in
  * flight are done, when np_engine_finish_move() is due; -1 otherwise. */

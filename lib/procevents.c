@@ -20,6 +20,8 @@
  * 2,500 short processes between two drains. Raised past rmem_max with
  * SO_RCVBUFFORCE, which the daemon's CAP_NET_ADMIN allows. */
 #define RCVBUF_BYTES (8 << 20)
+/* Datagrams one drain reads at most (one event each, ~100 bytes). */
+#define DRAIN_MAX 4096
 /* How long np_proc_events_open waits for the kernel to answer. */
 #define ACK_WAIT_MS 1000
 
@@ -260,10 +262,15 @@ int np_proc_events_drain(struct np_proc_events *ev, np_proc_event_fn fn, void *d
 	char buf[16384];
 	bool lost = false;
 
-	for (;;) {
-		ssize_t n = receive(ev->fd, buf, sizeof(buf));
+	/* Bounded: under a storm of clones and exits the queue may refill as
+	 * fast as it is read, and the loop must get on with its work. */
+	for (unsigned reads = 0;; reads++) {
+		ssize_t n;
 		int err;
 
+		if (reads == DRAIN_MAX)
+			return lost ? -ENOBUFS : 1;
+		n = receive(ev->fd, buf, sizeof(buf));
 		if (n == -EAGAIN)
 			break;
 		if (n == -ENOBUFS) {
@@ -271,7 +278,7 @@ int np_proc_events_drain(struct np_proc_events *ev, np_proc_event_fn fn, void *d
 			continue;
 		}
 		if (n < 0)
-			return (int)n;
+			return lost ? -ENOBUFS : (int)n;
 		err = np_proc_events_parse(buf, (size_t)n, fn, data);
 		if (err == -ENOBUFS)
 			lost = true;

@@ -9,12 +9,14 @@
  * The kernel's process connector (netlink, NETLINK_CONNECTOR, CN_IDX_PROC):
  * a datagram per fork, exec, exit or rename of every task on the machine,
  * which tells the task source which processes changed since its last scan
- * without listing /proc. Listening takes CAP_NET_ADMIN (the kernel checks it
- * against the initial user namespace) and the initial network namespace
- * (the kernel sends in that one only); without either, the source lists
- * /proc at every scan as before. Events can be lost (the socket's buffer
- * overflows under a fork storm): the reader says so and the source lists
- * /proc again.
+ * without listing /proc. Listening takes the initial network, user and pid
+ * namespaces (the kernel sends in the first only, and ignores subscribers
+ * outside the others) and, up to Linux 6.5, CAP_NET_ADMIN; without them,
+ * the source lists /proc at every scan as before. Events can be lost (the
+ * socket's buffer overflows under a fork storm): the reader says so and
+ * the source lists /proc again. The kernel may also drop one when it is
+ * short of memory, without a word: the periodic listing is the bound on
+ * that.
  */
 struct np_proc_events;
 
@@ -44,8 +46,11 @@ int np_proc_events_parse(const void *buf, size_t len, np_proc_event_fn fn, void 
 
 /* Subscribe to the process connector on the live machine. Returns 0,
  * -EOPNOTSUPP under a fixture root or where the kernel has no connector,
- * -EPERM without CAP_NET_ADMIN, or another -errno (logged at info by the
- * caller: the fallback is a listing). */
+ * -EPERM without CAP_NET_ADMIN (which kernels up to 6.5 ask for),
+ * -ETIMEDOUT when the kernel does not answer in a second (it ignores
+ * subscribers outside the initial user and pid namespaces), or another
+ * -errno (ECONNREFUSED in a network namespace of its own); the caller's
+ * fallback is a listing. */
 int np_proc_events_open(struct np_ctx *ctx, struct np_proc_events **out);
 
 /* Unsubscribe and close; NULL is accepted. */
@@ -54,7 +59,9 @@ void np_proc_events_close(struct np_proc_events *ev);
 /* The socket, for a caller that wants to drain it as events arrive. */
 int np_proc_events_fd(const struct np_proc_events *ev);
 
-/* Read every datagram waiting, without blocking, and report its events.
- * Returns 0, or -ENOBUFS when events were lost since the last drain (the
- * caller must list /proc again), or another -errno. */
+/* Read the datagrams waiting, without blocking, at most 4,096, and report
+ * their events. Returns 0 when none is left, 1 when some are, -ENOBUFS when
+ * events were lost since the last drain (the caller must list /proc
+ * again), or another -errno (the socket is of no more use; events may have
+ * been lost). */
 int np_proc_events_drain(struct np_proc_events *ev, np_proc_event_fn fn, void *data);

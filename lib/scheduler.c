@@ -315,7 +315,14 @@ void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 	if (!st->has_due)
 		return; /* not of age yet: its first read comes anyway */
 	st->base_period_ms = sched->set.period_min_ms;
-	st->next_due_ms = min_u64(st->next_due_ms, np_clock_now_ms(sched->clock));
+	/* Due now, but never sooner after its last read than its size
+	 * allows: a big task re-pinned at every tick is not walked at every
+	 * tick. */
+	if (st->has_period)
+		st->next_due_ms = min_u64(
+		    st->next_due_ms, add_sat(st->period_start_ms, task_interval(&sched->set, st)));
+	else
+		st->next_due_ms = min_u64(st->next_due_ms, np_clock_now_ms(sched->clock));
 	st->next_read_ms = 0;
 }
 

@@ -34,8 +34,8 @@ struct np_task_state {
 	uint64_t last_look_ms; /* clock ms of that look */
 	uint64_t last_cpu_ticks;
 	unsigned last_locality; /* percent */
-	/* The main thread's CPUs as its last look's tick left them, hashed
-	 * (0: not known): a change between looks is its user's. */
+	/* The nodes of the main thread's CPUs as its last look's tick left
+	 * them, hashed (0: not known): a change between looks is its user's. */
 	uint64_t cpus_hash;
 	int no_effect_node;	  /* a move there moved nothing; -1: none */
 	unsigned no_effect_looks; /* looks left before trying it again */

@@ -778,9 +778,9 @@ struct np_task_source {
 
 static enum pids_item pids_items[] = {
     PIDS_ID_PID,     PIDS_CMD,	PIDS_STATE,	PIDS_FLAGS, PIDS_TICS_ALL,
-    PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,
+    PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,   PIDS_ID_TGID,
 };
-enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS };
+enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS, I_TGID };
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 {
@@ -1072,6 +1072,10 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 
 		if (!e || e->kept || e->valid)
 			continue; /* not asked for: cannot happen */
+		/* A pid an event named, reused since by a thread: its stat
+		 * opens all the same (only readdir hides threads). */
+		if (PIDS_VAL(I_TGID, s_int, s, src->pids) != st.pid)
+			continue;
 		snprintf(st.comm, sizeof(st.comm), "%s", cmd ? cmd : "");
 		found++;
 		err = refine_comm(src, &st);
@@ -1166,11 +1170,6 @@ void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms)
 	src->nr_changed = 0;
 }
 
-bool np_task_source_has_events(const struct np_task_source *src)
-{
-	return src->events != NULL;
-}
-
 int np_task_source_events_fd(const struct np_task_source *src)
 {
 	return src->events ? np_proc_events_fd(src->events) : -1;
@@ -1183,12 +1182,21 @@ int np_task_source_take_events(struct np_task_source *src)
 	if (!src->events)
 		return 0;
 	err = np_proc_events_drain(src->events, on_event, src);
-	if (err == -ENOBUFS) {
+	if (err == 1)
+		return 0; /* more wait: the loop calls again, a scan lists */
+	if (err) {
 		src->must_list = true;
 		src->nr_changed = 0;
-		err = 0;
 	}
-	return err;
+	return err == -ENOBUFS ? 0 : err;
+}
+
+void np_task_source_stop_events(struct np_task_source *src)
+{
+	np_proc_events_close(src->events);
+	src->events = NULL;
+	src->must_list = true;
+	src->nr_changed = 0;
 }
 
 static int compare_ints(const void *a, const void *b)
@@ -1234,21 +1242,33 @@ static int list_from_events(struct np_task_source *src, struct src_entry **out, 
 static int list_tasks(struct np_task_source *src, struct np_task_list *list, struct src_entry **v,
 		      unsigned *nr)
 {
-	int err = np_task_source_take_events(src);
+	int err = src->events ? np_proc_events_drain(src->events, on_event, src) : 0;
 
-	if (err)
-		return err;
+	/* Events left in the socket, or lost, or a socket that failed: the
+	 * listing sees every process all the same. */
+	if (err) {
+		src->must_list = true;
+		src->nr_changed = 0;
+	}
 	list->listed_proc = !(src->events && src->listed && !src->must_list &&
 			      list->uptime_ms - src->listed_at_ms < src->resync_ms);
 	if (!list->listed_proc)
 		return list_from_events(src, v, nr);
-	/* Events that came before the listing are in it. */
-	src->nr_changed = 0;
 	err = list_proc(src, v, nr);
 	if (!err) {
+		/* The processes named since the last scan are listed, but an
+		 * exec or a rename keeps pid and inode: they are read. */
+		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+		for (unsigned c = 0; c < src->nr_changed; c++) {
+			struct src_entry *e = entry_of(*v, *nr, src->changed[c]);
+
+			if (e)
+				e->changed = true;
+		}
 		src->must_list = false;
 		src->listed_at_ms = list->uptime_ms;
 	}
+	src->nr_changed = 0;
 	return err;
 }
 
@@ -1274,9 +1294,12 @@ static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned 
 			break;
 		last = &src->last[old];
 		/* Inode 1 is what the kernel lists for an entry it could not
-		 * instantiate: no identity to go by. */
+		 * instantiate: no identity to go by (0 is a process the events
+		 * named, which no event has said anything of since). A zombie
+		 * may be reaped without an event: read, to see it go. */
 		if (v[i].changed || last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
-		    v[i].ino <= 1 || !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
+		    v[i].ino == 1 || last->st.state == 'Z' || last->st.state == 'X' ||
+		    !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
 			continue;
 		v[i].st = last->st;
 		v[i].kept = v[i].valid = true;

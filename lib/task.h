@@ -143,14 +143,17 @@ struct np_proc_events;
  * callback says: a new process, an exec, a rename, an exit). */
 void np_task_source_use_events(struct np_task_source *src, struct np_proc_events *events,
 			       uint64_t resync_ms);
-bool np_task_source_has_events(const struct np_task_source *src);
+/* Close the connector (its socket failed): every scan lists /proc. */
+void np_task_source_stop_events(struct np_task_source *src);
 /* A new @resync_ms (a reload); the next scan lists /proc. */
 void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
 
 /* The connector's socket (-1: none), for a caller that drains it as events
  * arrive with np_task_source_take_events (a scan drains it too), so that
- * the socket's buffer does not fill between scans. Returns 0 or -errno;
- * lost events are not an error (the next scan lists /proc). */
+ * the socket's buffer does not fill between scans. Returns 0 or -errno (the
+ * socket failed: stop following it); lost events are not an error, nor
+ * more left waiting (the next scan lists /proc, or the next call reads
+ * them). */
 int np_task_source_events_fd(const struct np_task_source *src);
 int np_task_source_take_events(struct np_task_source *src);
 

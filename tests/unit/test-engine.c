@@ -127,12 +127,25 @@ static void test_repinned_due(void)
 	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 2);
-	/* The hog pinned to node 1's CPUs: read at the next tick. */
+	/* Another CPU of the same nodes: no memory to move, nothing read. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t0,2/' '%s/proc/100/status'",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 2);
+	/* The hog pinned to node 1's CPUs: read once the shortest period
+	 * since its last read has passed (the period it was in had doubled),
+	 * not before. */
 	snprintf(cmd, sizeof(cmd),
 		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' '%s/proc/100/status'",
 		 root);
 	CHECK_INT(system(cmd), 0);
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 8);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(sc->numa_maps_reads, 2);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 3);
 	/* And not again while its CPUs stay. */

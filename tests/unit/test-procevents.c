@@ -240,6 +240,10 @@ static void test_live_source(void)
 	CHECK(find(&list, child) && !find(&list, child)->stat_kept);
 	CHECK(find(&list, getpid()) && find(&list, getpid())->stat_kept);
 	CHECK(!list.listed_proc);
+	/* Named by an event, then by none: kept at the next scan, though no
+	 * listing has given it an inode. */
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK(find(&list, child) && find(&list, child)->stat_kept);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
