@@ -536,9 +536,12 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
 
 /*
  * A task already looked at whose CPUs are not on the nodes its last look
- * left them on (its user pinned it elsewhere, or unpinned it) is due now: its memory
- * should follow at this tick, not when a period of up to a minute ends.
- * One sched_getaffinity a looked-at task; a reused pid only makes its old
+ * left them on (its user pinned it elsewhere, or unpinned it; a program
+ * that pins itself to allocate and then lets go does the same) is due a
+ * shortest period from now, its CPU use measured from now on: its memory
+ * follows within seconds, not when a period of up to a minute ends, and
+ * its demand is judged by how it runs on its new CPUs. One
+ * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
 static void poke_repinned(struct np_engine *engine, const struct np_topology *topo)
@@ -556,6 +559,7 @@ static void poke_repinned(struct np_engine *engine, const struct np_topology *to
 		       "pid %d: its CPUs changed since its last look: due now", st->pid);
 		np_sched_task_poke(engine->sched, &st->sched);
 		st->cpus_hash = now;
+		st->repinned = true;
 	}
 }
 
@@ -595,6 +599,16 @@ static int observe(struct np_engine *engine, struct tick *t)
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, t->list, engine->sched);
+	/* A re-pinned task's CPU use is measured from its read at this tick. */
+	for (unsigned i = 0; !err && i < t->list->nr; i++) {
+		struct np_task_state *st = &engine->states.v[i];
+
+		if (st->repinned && !t->list->tasks[i].stat_kept) {
+			st->last_cpu_ticks = t->list->tasks[i].cpu_ticks;
+			st->last_look_ms = t->now_ms;
+			st->repinned = false;
+		}
+	}
 	if (!err) {
 		engine->planned = t->list;
 		err = np_sched_plan(engine->sched, t->list, engine->states.sched,

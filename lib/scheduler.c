@@ -315,14 +315,12 @@ void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 	if (!st->has_due)
 		return; /* not of age yet: its first read comes anyway */
 	st->base_period_ms = sched->set.period_min_ms;
-	/* Due now, but never sooner after its last read than its size
-	 * allows: a big task re-pinned at every tick is not walked at every
-	 * tick. */
-	if (st->has_period)
-		st->next_due_ms = min_u64(
-		    st->next_due_ms, add_sat(st->period_start_ms, task_interval(&sched->set, st)));
-	else
-		st->next_due_ms = min_u64(st->next_due_ms, np_clock_now_ms(sched->clock));
+	/* Due one shortest period (stretched for its size) from now: its CPU
+	 * use is measured from the change on (a window that straddles it
+	 * would show the old mask's), and a big task re-pinned at every tick
+	 * is not walked at every tick. */
+	st->next_due_ms = min_u64(st->next_due_ms,
+				  add_sat(np_clock_now_ms(sched->clock), task_interval(&sched->set, st)));
 	st->next_read_ms = 0;
 }
 

@@ -165,8 +165,10 @@ int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct
 bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st);
 
 /* Something outside the scheduler's figures changed for a task already
- * read (its user gave it other CPUs): it is due now, with its period back
- * at the minimum, and its stat is read at this scan. */
+ * read (its user gave it other CPUs): its period is back at the minimum,
+ * it is due one such period (stretched for its size) from now, and its
+ * stat is read at this scan, where the caller starts measuring its CPU
+ * use anew. */
 void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st);
 
 /* The current period of a task (its adaptive base times its size factor)

@@ -30,9 +30,12 @@ struct np_task_state {
 	struct np_plan_memo memo;
 	struct np_act_task act;
 	/* The engine's. */
-	bool looked;	       /* read and decided at least once */
-	uint64_t last_look_ms; /* clock ms of that look */
+	bool looked; /* read and decided at least once */
+	/* Where the CPU use the next look measures starts: the last look,
+	 * or the tick that saw its CPUs changed since (repinned). */
+	uint64_t last_look_ms;
 	uint64_t last_cpu_ticks;
+	bool repinned; /* its CPUs changed: the window starts at this tick's read */
 	unsigned last_locality; /* percent */
 	/* The nodes of the main thread's CPUs as its last look's tick left
 	 * them, hashed (0: not known): a change between looks is its user's. */

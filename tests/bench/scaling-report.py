@@ -31,9 +31,9 @@ def read_machine(results):
     return out
 
 
-def idle_rows(results):
+def idle_rows(results, name="idle.txt"):
     rows = []
-    path = os.path.join(results, "idle.txt")
+    path = os.path.join(results, name)
     if not os.path.exists(path):
         return rows
     for line in open(path):
@@ -41,7 +41,7 @@ def idle_rows(results):
         if m:
             r = m.groupdict()
             for k in r:
-                if k != "case":
+                if k != "case" and r[k] is not None:
                     r[k] = float(r[k])
             rows.append(r)
     return rows
@@ -115,16 +115,28 @@ def plot_sample(rows, plot_dir):
                    (["numa_maps read and parse", "sampled look, 4096 pages"], []))
 
 
-def idle_section(rows, png, doc_dir, plot_dir):
+def idle_section(rows, before, png, doc_dir, plot_dir):
     if not rows:
         return ["(not run)"]
     out = ["| case | processes | threads | CPU per cycle: median ms | 90th ms | max ms | "
-           "process CPU per cycle ms | µs per process |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "process CPU per cycle ms | µs per process | warm-up: mean ms per cycle |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        warm = f"{r['warm']:.2f}" if r.get("warm") is not None else "-"
         out.append(f"| {CASE_LABELS.get(r['case'], r['case'])} | {r['procs']:.0f} | "
                    f"{r['threads']:.0f} | {r['median']:.2f} | {r['p90']:.2f} | {r['max']:.2f} | "
-                   f"{r['proc']:.2f} | {r['us']:.1f} |")
+                   f"{r['proc']:.2f} | {r['us']:.1f} | {warm} |")
     out.append("")
+    if before:
+        out += ["Before the kept records and the process connector (commit 694ac6c: every "
+                "task's `stat` read at every cycle, `tick_ms = 250`, no warm-up; "
+                "`docs/benchmarks/raw/scaling/idle-before.txt`):", "",
+                "| case | processes | CPU per cycle: median ms | µs per process |",
+                "|---|---:|---:|---:|"]
+        for r in before:
+            out.append(f"| {CASE_LABELS.get(r['case'], r['case'])} | {r['procs']:.0f} | "
+                       f"{r['median']:.2f} | {r['us']:.1f} |")
+        out.append("")
     by = {r["case"]: r for r in rows}
     if "p10000" in by:
         r = by["p10000"]
@@ -171,22 +183,31 @@ Benchmarks are not tests: nothing here passes or fails.
 ## 1. CPU per placement cycle against the number of idle tasks
 
 `tests/bench/bench-idle.py`: a dry-run daemon with the default
-configuration but `tick_ms = 250`, beside N idle tasks held by
+configuration (`tick_ms = 1000`), run as root so that it follows the
+kernel's process connector, beside N idle tasks held by
 `tests/bench/idle-tasks`; its metrics endpoint is asked four times a cycle,
 and a cycle's CPU is the growth of `numaplaced_tick_cpu_seconds_total`
 (the main thread's CPU over the whole timer handler) across one more
-`numaplaced_ticks_total`, over 60 cycles. "process CPU" is the daemon's
-utime + stime over the same cycles, the metrics answers included. Idle
-tasks use no CPU, so whatever they cost is the daemon looking at them.
+`numaplaced_ticks_total`, over 60 cycles after 130 s of warm-up (the
+cycles of the warm-up are in the last column, as a mean). "process CPU"
+is the daemon's utime + stime over the same cycles, the metrics answers
+included. Idle tasks use no CPU, so whatever they cost is the daemon
+looking at them.
 
 {idle}
 
-Every cycle lists `/proc` and reads each listed process's `stat` (an
-`openat`, `fstat`, `read` and `close` each, through the checked task
-directory): a cost per process per cycle, so the cycle grows with the
-machine. A process's threads are listed only when it is looked at, but
+A cycle lists `/proc` only every `scan_period_max_ms` (60 s): the other
+cycles take the last list and the processes the process connector named
+since. It reads the `stat` of the tasks the scheduler needs figures of
+(new ones, those whose period ends, small ones when their wait, doubling
+up to 60 s, is over; each wait between half of it and all of it, by pid);
+the other tasks keep the record of their last read. What remains per task
+and cycle is the engine's own passes over every task (the list, the state
+table, the plan) and, on average, one `stat` read every 30 to 60 s. The
+warm-up reads more: at the start every small task is read at waits of 1,
+2, 4 ... s. A process's threads are listed only when it is looked at, but
 its `stat` costs more with them: the kernel sums every thread's CPU times
-into it (compare the 10,000-thread case with the host as it is).
+into it.
 
 ## 2. A sampled look against a numa_maps read
 
@@ -215,10 +236,11 @@ def main():
     plot_dir = os.path.abspath(plot_dir)
     os.makedirs(plot_dir, exist_ok=True)
     idle = idle_rows(results)
+    before = idle_rows(os.path.join(plot_dir, "raw", "scaling"), "idle-before.txt")
     sample = sample_rows(results)
     text = TEMPLATE.format(
         machine="\n".join(read_machine(results)),
-        idle="\n".join(idle_section(idle, plot_idle(idle, plot_dir), doc_dir, plot_dir)),
+        idle="\n".join(idle_section(idle, before, plot_idle(idle, plot_dir), doc_dir, plot_dir)),
         sample="\n".join(sample_section(sample, plot_sample(sample, plot_dir), doc_dir,
                                         plot_dir)))
     with open(doc, "w") as f:

@@ -6,8 +6,9 @@
 #      processes more, 10,000 idle threads);
 #   2. a sampled look against a numa_maps read, per GiB of the task
 #      (bench-sample at BENCH_SAMPLE_GIB, default "1 4 16" GiB).
-# About 5 minutes on a 2-core host. Needs root (the daemon reads every
-# task's files) and gnuplot.
+# About 20 minutes on a 2-core host (each idle case warms up for 130 s).
+# Needs root (the daemon reads every task's files and follows the process
+# connector) and gnuplot.
 #
 # usage: tests/bench/scaling.sh [--build-dir DIR] [--report-only]
 set -eu

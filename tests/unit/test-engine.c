@@ -135,14 +135,17 @@ static void test_repinned_due(void)
 	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 2);
-	/* The hog pinned to node 1's CPUs: read once the shortest period
-	 * since its last read has passed (the period it was in had doubled),
-	 * not before. */
+	/* The hog pinned to node 1's CPUs: read one shortest period after
+	 * the tick that saw it (its CPU use measured from there), not before,
+	 * though the period it was in had doubled to twice that. */
 	snprintf(cmd, sizeof(cmd),
 		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' '%s/proc/100/status'",
 		 root);
 	CHECK_INT(system(cmd), 0);
 	np_clock_advance(params.clock, cfg.scan_period_min_ms / 8);
+	CHECK_INT(np_engine_tick(engine, NULL), 0); /* sees it */
+	CHECK_U64(sc->numa_maps_reads, 2);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(sc->numa_maps_reads, 2);
 	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
