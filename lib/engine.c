@@ -544,8 +544,10 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
-static void poke_repinned(struct np_engine *engine, const struct np_topology *topo)
+static unsigned poke_repinned(struct np_engine *engine, const struct np_topology *topo)
 {
+	unsigned poked = 0;
+
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
 		uint64_t now;
@@ -560,12 +562,15 @@ static void poke_repinned(struct np_engine *engine, const struct np_topology *to
 		np_sched_task_poke(engine->sched, &st->sched);
 		st->cpus_hash = now;
 		st->repinned = true;
+		poked++;
 	}
+	return poked;
 }
 
 static int observe(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
+	unsigned repinned = 0;
 	int err;
 
 	err = np_topology_read(engine->ctx, &snap->topo);
@@ -584,7 +589,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	engine->read_all = t->opts->look_once || engine->observer;
 	if (!t->opts->look_once)
-		poke_repinned(engine, snap->topo);
+		repinned = poke_repinned(engine, snap->topo);
 	if (!err)
 		err = np_task_source_scan(engine->src, t->list);
 	if (err)
@@ -599,8 +604,9 @@ static int observe(struct np_engine *engine, struct tick *t)
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, t->list, engine->sched);
-	/* A re-pinned task's CPU use is measured from its read at this tick. */
-	for (unsigned i = 0; !err && i < t->list->nr; i++) {
+	/* A re-pinned task's CPU use is measured from its read at this tick
+	 * (a pass over the table only at a tick that saw one). */
+	for (unsigned i = 0; !err && repinned && i < t->list->nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
 
 		if (st->repinned && !t->list->tasks[i].stat_kept) {

@@ -1175,20 +1175,26 @@ int np_task_source_events_fd(const struct np_task_source *src)
 	return src->events ? np_proc_events_fd(src->events) : -1;
 }
 
-int np_task_source_take_events(struct np_task_source *src)
+/* Take the events waiting: np_proc_events_drain's result. Lost events or
+ * a failed socket make the next scan list /proc (@more_lists: so do events
+ * left waiting, for a scan that cannot wait for them). */
+static int drain_events(struct np_task_source *src, bool more_lists)
 {
-	int err;
+	int err = src->events ? np_proc_events_drain(src->events, on_event, src) : 0;
 
-	if (!src->events)
-		return 0;
-	err = np_proc_events_drain(src->events, on_event, src);
-	if (err == 1)
-		return 0; /* more wait: the loop calls again, a scan lists */
-	if (err) {
+	if (err < 0 || (err == 1 && more_lists)) {
 		src->must_list = true;
 		src->nr_changed = 0;
 	}
-	return err == -ENOBUFS ? 0 : err;
+	return err;
+}
+
+int np_task_source_take_events(struct np_task_source *src)
+{
+	int err = drain_events(src, false);
+
+	/* More waiting: the loop calls again. Lost: a scan lists. */
+	return err == 1 || err == -ENOBUFS ? 0 : err;
 }
 
 void np_task_source_stop_events(struct np_task_source *src)
@@ -1242,14 +1248,11 @@ static int list_from_events(struct np_task_source *src, struct src_entry **out, 
 static int list_tasks(struct np_task_source *src, struct np_task_list *list, struct src_entry **v,
 		      unsigned *nr)
 {
-	int err = src->events ? np_proc_events_drain(src->events, on_event, src) : 0;
+	int err;
 
 	/* Events left in the socket, or lost, or a socket that failed: the
 	 * listing sees every process all the same. */
-	if (err) {
-		src->must_list = true;
-		src->nr_changed = 0;
-	}
+	drain_events(src, true);
 	list->listed_proc = !(src->events && src->listed && !src->must_list &&
 			      list->uptime_ms - src->listed_at_ms < src->resync_ms);
 	if (!list->listed_proc)

@@ -100,61 +100,62 @@ static void test_report_decisions(void)
 	np_ctx_free(ctx);
 }
 
+/* The hog's (pid 100's) allowed CPUs in the fixture copy at @root. */
+static void set_hog_cpus(const char *root, const char *cpus)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t%s/' '%s/proc/100/status'",
+		 cpus, root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* A tick @ms after the last; numa_maps read so far. */
+static uint64_t reads_after(struct np_engine *engine, struct np_clock *clock, uint64_t ms)
+{
+	np_clock_advance(clock, ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	return np_engine_sched_counters(engine)->numa_maps_reads;
+}
+
 /* A task whose CPUs its user changed since its last look is read at the
- * next tick, within its period; one whose CPUs stay is not. */
+ * next tick that is a shortest period after the change; one whose CPUs
+ * stay, or move within their nodes, is not. */
 static void test_repinned_due(void)
 {
 	struct np_engine_params params = {.dry_run = true};
-	const struct np_sched_counters *sc;
-	char root[] = "/tmp/np-engine-XXXXXX", cmd[4200];
+	char root[] = "/tmp/np-engine-XXXXXX";
 	struct np_engine *engine;
 	struct np_config cfg;
 	struct np_ctx *ctx;
+	uint64_t quarter;
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
+	quarter = cfg.scan_period_min_ms / 4;
 	CHECK_INT(np_ctx_new(root, &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
 	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
-	sc = np_engine_sched_counters(engine);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 2); /* hog and local */
+	CHECK_U64(reads_after(engine, params.clock, 0), 2); /* hog and local */
 	/* Within the period, nothing changed: nothing read. */
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 2);
+	CHECK_U64(reads_after(engine, params.clock, quarter), 2);
 	/* Another CPU of the same nodes: no memory to move, nothing read. */
-	snprintf(cmd, sizeof(cmd),
-		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t0,2/' '%s/proc/100/status'",
-		 root);
-	CHECK_INT(system(cmd), 0);
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 2);
+	set_hog_cpus(root, "0,2");
+	CHECK_U64(reads_after(engine, params.clock, quarter), 2);
 	/* The hog pinned to node 1's CPUs: read one shortest period after
 	 * the tick that saw it (its CPU use measured from there), not before,
 	 * though the period it was in had doubled to twice that. */
-	snprintf(cmd, sizeof(cmd),
-		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' '%s/proc/100/status'",
-		 root);
-	CHECK_INT(system(cmd), 0);
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 8);
-	CHECK_INT(np_engine_tick(engine, NULL), 0); /* sees it */
-	CHECK_U64(sc->numa_maps_reads, 2);
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 2);
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 3);
+	set_hog_cpus(root, "2-3");
+	CHECK_U64(reads_after(engine, params.clock, quarter / 2), 2); /* sees it */
+	CHECK_U64(reads_after(engine, params.clock, 2 * quarter), 2);
+	CHECK_U64(reads_after(engine, params.clock, 2 * quarter), 3);
 	/* And not again while its CPUs stay. */
-	np_clock_advance(params.clock, cfg.scan_period_min_ms / 4);
-	CHECK_INT(np_engine_tick(engine, NULL), 0);
-	CHECK_U64(sc->numa_maps_reads, 3);
+	CHECK_U64(reads_after(engine, params.clock, quarter), 3);
 
 	np_engine_free(engine);
 	np_clock_free(params.clock);
