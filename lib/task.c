@@ -1212,6 +1212,14 @@ static int compare_ints(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The pids named by events since the last scan, in order (none may have been
+ * named yet, and then there is no array to sort). */
+static void sort_changed(struct np_task_source *src)
+{
+	if (src->nr_changed)
+		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+}
+
 /* The last scan's processes and those that changed since, sorted by pid,
  * as a listing of /proc would give them (the changed ones marked). */
 static int list_from_events(struct np_task_source *src, struct src_entry **out, unsigned *nr_out)
@@ -1219,7 +1227,7 @@ static int list_from_events(struct np_task_source *src, struct src_entry **out, 
 	unsigned nr = 0, old = 0, c = 0;
 	struct src_entry *v;
 
-	qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+	sort_changed(src);
 	v = malloc(((size_t)src->nr_last + src->nr_changed + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -1261,7 +1269,7 @@ static int list_tasks(struct np_task_source *src, struct np_task_list *list, str
 	if (!err) {
 		/* The processes named since the last scan are listed, but an
 		 * exec or a rename keeps pid and inode: they are read. */
-		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+		sort_changed(src);
 		for (unsigned c = 0; c < src->nr_changed; c++) {
 			struct src_entry *e = entry_of(*v, *nr, src->changed[c]);
 
