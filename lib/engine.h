@@ -10,6 +10,7 @@
 #include "scheduler.h"
 #include "actuate.h"
 #include "maskfile.h"
+#include "sample.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -43,6 +44,10 @@ struct np_engine_params {
 	 * network namespace of its own, a fixture root), say so at info and
 	 * list /proc at every tick. False: list at every tick. */
 	bool task_events;
+	/* How a sampled look finds where pages are (lib/sample.h); NULL: the
+	 * kernel's move_pages(2). Tests give their own. */
+	np_sample_lookup_fn sample_lookup;
+	void *sample_data;
 };
 
 /* Create an engine with @cfg (copied). Returns 0 or -errno; a live context is

@@ -173,6 +173,9 @@ static void write_live_lines(const struct np_snapshot *report, const struct np_s
 				np_snap_outcome_name(la->outcome), np_reason_name(la->reason),
 				la->reason_text);
 	}
+	if (rt->live.last_sampled)
+		fprintf(out, "%7s last look sampled (memory shown as of the read before): %s\n", "",
+			a->reason_text);
 	if (rt->has_decision && a->narrowed) {
 		np_bitmap_format_list(&a->narrowed_from, from, sizeof(from));
 		np_bitmap_format_list(&a->narrowed_to, to, sizeof(to));
@@ -348,6 +351,11 @@ static json_object *live_json(const struct np_snapshot *report, const struct np_
 	json_object_object_add(obj, "cpu_percent", json_object_new_double(rt->live.cpu_percent));
 	json_object_object_add(obj, "looks", json_object_new_int((int)rt->live.looks));
 	json_object_object_add(obj, "last_look_ago_ms", ago_json(report, rt->live.look_ms));
+	json_object_object_add(obj, "sampled_looks",
+			       json_object_new_int((int)rt->live.sampled_looks));
+	json_object_object_add(
+	    obj, "last_look",
+	    json_object_new_string(rt->live.last_sampled ? "sampled" : "numa_maps"));
 	json_object_object_add(obj, "moved_bytes", json_u64(rt->live.moved_bytes));
 	if (rt->live.acted) {
 		last = json_object_new_object();

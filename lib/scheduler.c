@@ -410,13 +410,12 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 	return 0;
 }
 
-int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
-		  uint64_t bytes_read, enum np_scan_outcome outcome)
+/* The period after a look with @outcome, and when the task is due next. */
+static void adapt_period(struct np_sched *sched, struct np_sched_task *st,
+			 const struct np_task *task, enum np_scan_outcome outcome)
 {
 	const struct sched_settings *set = &sched->set;
 
-	if ((unsigned)outcome >= NP_SCAN_NR_OUTCOMES)
-		return -EINVAL;
 	switch (outcome) {
 	case NP_SCAN_STABLE:
 	case NP_SCAN_FAILED:
@@ -440,12 +439,26 @@ int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct
 	st->rss_bytes = task->rss_bytes;
 	st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 	st->next_read_ms = st->next_due_ms;
+}
+
+int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
+		  uint64_t bytes_read, enum np_scan_outcome outcome)
+{
+	if ((unsigned)outcome >= NP_SCAN_NR_OUTCOMES)
+		return -EINVAL;
+	adapt_period(sched, st, task, outcome);
 	sched->counters.numa_maps_reads++;
 	sched->counters.bytes_parsed += bytes_read;
 	sched->counters.outcomes[outcome]++;
 	if (outcome == NP_SCAN_FAILED)
 		sched->counters.read_failures++;
 	return 0;
+}
+
+void np_sched_sampled(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task)
+{
+	adapt_period(sched, st, task, NP_SCAN_STABLE);
+	sched->counters.sampled_looks++;
 }
 
 void np_sched_task_period(const struct np_sched *sched, const struct np_sched_task *st,

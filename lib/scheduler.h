@@ -92,6 +92,7 @@ struct np_sched_counters {
 	uint64_t tasks_tracked;	  /* tasks in the last list */
 	uint64_t picks;		  /* reads planned */
 	uint64_t numa_maps_reads; /* reads reported done, failed ones included */
+	uint64_t sampled_looks;	  /* picks a sampled look stood in for (np_sched_sampled) */
 	uint64_t read_failures;
 	uint64_t bytes_parsed;		    /* numa_maps bytes reported done */
 	uint64_t verdicts[NP_REASON_COUNT]; /* task-ticks by reason */
@@ -147,6 +148,11 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
  * what came of it. Returns 0, or -EINVAL for an unknown outcome. */
 int np_sched_done(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task,
 		  uint64_t bytes_read, enum np_scan_outcome outcome);
+
+/* A picked task was given a sampled look instead of a numa_maps read
+ * (lib/sample.h), which found it as its last read left it: its period
+ * doubles as after a stable read, and no numa_maps read is counted. */
+void np_sched_sampled(struct np_sched *sched, struct np_sched_task *st, const struct np_task *task);
 
 /*
  * Whether a task's stat must be read for the next plan, or the record read

@@ -41,11 +41,13 @@ struct np_snap_acted {
 /* What the running daemon knows of a task beyond one look: filled in a
  * status (np_engine_status) only, zero elsewhere. */
 struct np_snap_live {
-	unsigned looks;	      /* numa_maps reads and decisions so far */
-	uint64_t look_ms;     /* clock ms of the last */
-	double cpu_percent;   /* CPU used between the last two looks, % of one CPU */
-	uint64_t moved_bytes; /* every page moved for it, over all looks */
-	bool acted;	      /* last_action holds one */
+	unsigned looks;		/* numa_maps reads and decisions so far, sampled looks included */
+	unsigned sampled_looks; /* of them, sampled looks that sufficed */
+	bool last_sampled;	/* the last was one: its memory is the read's before */
+	uint64_t look_ms;	/* clock ms of the last */
+	double cpu_percent;	/* CPU used between the last two looks, % of one CPU */
+	uint64_t moved_bytes;	/* every page moved for it, over all looks */
+	bool acted;		/* last_action holds one */
 	struct np_snap_acted last_action;
 };
 

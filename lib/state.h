@@ -36,6 +36,11 @@ struct np_task_state {
 	uint64_t last_look_ms;
 	uint64_t last_cpu_ticks;
 	bool repinned; /* its CPUs changed: the window starts at this tick's read */
+	/* Its next look reads numa_maps, whatever a sample would say: its
+	 * CPUs changed since the last, or sampled looks stood in for enough
+	 * reads in a row. */
+	bool must_read;
+	unsigned sampled_in_a_row;
 	unsigned last_locality; /* percent */
 	/* The nodes of the main thread's CPUs as its last look's tick left
 	 * them, hashed (0: not known): a change between looks is its user's. */

@@ -38,6 +38,7 @@ struct stats_hot {
 	uint64_t numa_maps_bytes;
 	uint64_t stats_read, stats_kept; /* tasks listed: their stat read, or kept */
 	uint64_t listings[2];		 /* by events, of /proc */
+	uint64_t sampled_looks[2];	 /* a numa_maps read followed, or not needed */
 	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
@@ -277,6 +278,13 @@ void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes)
 	lock(stats);
 	stats->hot.scans++;
 	stats->hot.numa_maps_bytes += numa_maps_bytes;
+	unlock(stats);
+}
+
+void np_stats_add_sampled_look(struct np_stats *stats, bool sufficed)
+{
+	lock(stats);
+	stats->hot.sampled_looks[sufficed]++;
 	unlock(stats);
 }
 
@@ -594,6 +602,13 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 	fprintf(out, "numaplaced_task_listings_total{from=\"proc\"} %" PRIu64 "\n", h->listings[1]);
 	fprintf(out, "numaplaced_task_listings_total{from=\"events\"} %" PRIu64 "\n",
 		h->listings[0]);
+	family(out, "sampled_looks_total", "counter",
+	       "Sampled looks at big tasks (a random sample of their pages looked up with "
+	       "move_pages), by whether the sample sufficed or numa_maps was read after it.");
+	fprintf(out, "numaplaced_sampled_looks_total{result=\"sufficed\"} %" PRIu64 "\n",
+		h->sampled_looks[1]);
+	fprintf(out, "numaplaced_sampled_looks_total{result=\"read\"} %" PRIu64 "\n",
+		h->sampled_looks[0]);
 	family(out, "scans_total", "counter", "Reads of a task's numa_maps.");
 	fprintf(out, "numaplaced_scans_total %" PRIu64 "\n", h->scans);
 	family(out, "numa_maps_read_bytes_total", "counter", "Bytes of numa_maps read.");

@@ -91,6 +91,10 @@ void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, u
 
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
+
+/* A sampled look at a big task: @sufficed when it found the task as its
+ * last look left it, so that numa_maps was not read. */
+void np_stats_add_sampled_look(struct np_stats *stats, bool sufficed);
 /* One placement cycle of @elapsed_ns, wall clock, which took @cpu_ns of its
  * thread's CPU time. */
 void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu_ns);

@@ -749,6 +749,118 @@ static void test_permission_denied(void)
 	tree_remove(dir);
 }
 
+/* Where every page is, for sampled looks: on one node, which the test sets. */
+struct fake_lookup {
+	int node;
+	unsigned calls;
+};
+
+static long fake_lookup(void *data, int pid, unsigned long n, void **pages, int *status)
+{
+	struct fake_lookup *f = data;
+
+	(void)pid;
+	(void)pages;
+	f->calls++;
+	for (unsigned long i = 0; i < n; i++)
+		status[i] = f->node;
+	return 0;
+}
+
+enum look { NOT_LOOKED, READ, SAMPLED };
+
+/* A tick @ms after the last: how pid 200 was looked at. */
+static enum look look_after(struct np_engine *engine, struct np_clock *clock, uint64_t ms)
+{
+	const struct np_snap_task *e;
+	struct np_snapshot *snap = NULL;
+	enum look look = NOT_LOOKED;
+
+	np_clock_advance(clock, ms);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	e = snap ? find_task(snap, 200) : NULL;
+	if (e && e->picked)
+		look = READ;
+	else if (e && e->has_decision && e->action.reason == NP_REASON_LOCAL &&
+		 strncmp(e->action.reason_text, "sampled look: 100% ", 19) == 0)
+		look = SAMPLED;
+	np_snapshot_free(snap);
+	return look;
+}
+
+/* A big task its last look found local gets a sampled look when it is next
+ * due: while the sample finds its pages where its threads run, numa_maps is
+ * not read, but at least every fourth look; a sample that finds them
+ * elsewhere, or CPUs its user changed, and numa_maps is read. */
+static void test_sampled_look(void)
+{
+	struct fake_lookup fake = {.node = 1};
+	struct np_engine_params params = {
+	    .dry_run = true, .sample_lookup = fake_lookup, .sample_data = &fake};
+	char root[] = "/tmp/np-engine-XXXXXX", cmd[4200];
+	const struct np_snap_task *e;
+	struct np_snapshot *status;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t max;
+
+	/* "local" (pid 200, its thread on CPU 2 of node 1, its memory there)
+	 * grown to 1.2 GiB, with a mapping to draw pages from. */
+	if (!fixture_copy(root, "engine-2node",
+			  "sed -i 's/ 51200 18446744073709551615/ 300000 18446744073709551615/' "
+			  "200/stat 200/task/200/stat && "
+			  "sed -i 's/^VmRSS:.*/VmRSS:\t1200000 kB/' 200/status && "
+			  "printf '7f1000000000-7f1049400000 rw-p 00000000 00:00 0\\n' >200/maps"))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.affinity = NP_AFFINITY_NEVER;
+	max = cfg.scan_period_max_ms;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(look_after(engine, params.clock, 0), READ); /* the first look */
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_U64(fake.calls, 4); /* 4,096 pages, 1,024 a call */
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_INT(look_after(engine, params.clock, max), READ); /* three in a row */
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 4);
+
+	/* The status says so. */
+	CHECK_INT(np_engine_status(engine, &status), 0);
+	e = find_task(status, 200);
+	CHECK(e && e->live.last_sampled && e->live.sampled_looks == 4 && e->live.looks == 6);
+	/* Its memory as the last read found it: 200 MiB on node 1. */
+	CHECK(e && e->mem.node_bytes && e->mem.node_bytes[1] == 51200ull * 4096);
+	np_snapshot_free(status);
+
+	/* Its pages elsewhere: numa_maps says how much, and the look after
+	 * that samples again. */
+	fake.node = 0;
+	CHECK_INT(look_after(engine, params.clock, max), READ);
+	fake.node = 1;
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	/* Its user pins it to node 1's CPUs: read at the next look, though a
+	 * sample would have done. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' '%s/proc/200/status'",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(look_after(engine, params.clock, 1), NOT_LOOKED); /* poked: due soon */
+	CHECK_INT(look_after(engine, params.clock, cfg.scan_period_min_ms), READ);
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 6);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 int main(void)
 {
 	test_kept_records();
@@ -762,5 +874,6 @@ int main(void)
 	test_narrowed_waits();
 	test_status();
 	test_odd_files();
+	test_sampled_look();
 	return check_done();
 }
