@@ -57,6 +57,8 @@ def sample_rows(results):
             continue
         r["gib"] = float(m.group(1))
         r["nodes"] = m.group(2)
+        m = re.search(r", k (\d+)$", text, re.M)
+        r["k"] = int(m.group(1)) if m else 4096
         for key, label in (("maps", "numa_maps look"), ("sample", "sampled look")):
             m = re.search(label + r":\s+cpu ([\d.]+) ms \(([\d.]+) ms/GiB\), wall ([\d.]+) ms",
                           text)
@@ -112,7 +114,7 @@ def plot_sample(rows, plot_dir):
     return gnuplot(plot_dir, "scaling-sample",
                    "One look at a task: numa_maps read against a sampled look (host)",
                    "GiB the task holds", [(r["gib"], r["maps_cpu"], r["sample_cpu"]) for r in rows],
-                   (["numa_maps read and parse", "sampled look, 4096 pages"], []))
+                   (["numa_maps read and parse", f"sampled look, {rows[0]['k']} pages"], []))
 
 
 def idle_section(rows, before, png, doc_dir, plot_dir):
@@ -213,7 +215,7 @@ into it.
 
 `tests/bench/bench-sample`: a process holding N GiB of touched anonymous
 memory reads and parses its own `numa_maps` as the daemon does, and takes a
-sampled look at itself (its `maps`, 4,096 random pages looked up with
+sampled look at itself (its `maps`, {pages} random pages looked up with
 `move_pages(2)` given no nodes), interleaved, 7 rounds; CPU is the thread's
 user + system time (the kernel's page-table walk and lookups are done on
 its behalf), the median of the rounds. On a host of one node the share on
@@ -223,8 +225,12 @@ look relies on.
 
 {sample}
 
-The daemon does not take sampled looks yet: every look is a `numa_maps`
-read.
+The daemon takes such a look, in place of a `numa_maps` read, at a task of
+1 GiB or more that its last look found local, with every thread still on
+that node: 1,024 pages first (the figures above), and 3,072 more only when
+those cannot say whether the task is still `locality_target_percent`
+local; `numa_maps` is read when the sample finds less, cannot tell, or
+stood in three times in a row (docs/architecture.md, step 4).
 """
 
 
@@ -242,7 +248,8 @@ def main():
         machine="\n".join(read_machine(results)),
         idle="\n".join(idle_section(idle, before, plot_idle(idle, plot_dir), doc_dir, plot_dir)),
         sample="\n".join(sample_section(sample, plot_sample(sample, plot_dir), doc_dir,
-                                        plot_dir)))
+                                        plot_dir)),
+        pages=f"{sample[0]['k']:,}" if sample else "4,096")
     with open(doc, "w") as f:
         f.write(text)
 

@@ -5,7 +5,8 @@
 #      (bench-idle.py: the host as it is, 100, 1,000 and 10,000 idle
 #      processes more, 10,000 idle threads);
 #   2. a sampled look against a numa_maps read, per GiB of the task
-#      (bench-sample at BENCH_SAMPLE_GIB, default "1 4 16" GiB).
+#      (bench-sample at BENCH_SAMPLE_GIB, default "1 4 16" GiB, with the
+#      1,024 pages of the daemon's first round).
 # About 20 minutes on a 2-core host (each idle case warms up for 130 s).
 # Needs root (the daemon reads every task's files and follows the process
 # connector) and gnuplot.
@@ -45,7 +46,7 @@ if ! $report_only; then
 	python3 "$bench/bench-idle.py" "$build" >"$results/idle.txt"
 	for gib in ${BENCH_SAMPLE_GIB:-1 4 16}; do
 		echo "scaling: $(date -u +%H:%M:%S) sampled look, $gib GiB"
-		"$build/tests/bench/bench-sample" "$gib" 4096 7 >"$results/sample-$gib.txt"
+		"$build/tests/bench/bench-sample" "$gib" 1024 7 >"$results/sample-$gib.txt"
 	done
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"
 fi

@@ -749,10 +749,12 @@ static void test_permission_denied(void)
 	tree_remove(dir);
 }
 
-/* Where every page is, for sampled looks: on one node, which the test sets. */
+/* Where pages are, for sampled looks: on one node, which the test sets,
+ * but every @other_every-th page looked up (0: none), on the other. */
 struct fake_lookup {
 	int node;
-	unsigned calls;
+	unsigned other_every;
+	unsigned calls, pages;
 };
 
 static long fake_lookup(void *data, int pid, unsigned long n, void **pages, int *status)
@@ -762,8 +764,10 @@ static long fake_lookup(void *data, int pid, unsigned long n, void **pages, int 
 	(void)pid;
 	(void)pages;
 	f->calls++;
-	for (unsigned long i = 0; i < n; i++)
-		status[i] = f->node;
+	for (unsigned long i = 0; i < n; i++) {
+		f->pages++;
+		status[i] = f->other_every && f->pages % f->other_every == 0 ? !f->node : f->node;
+	}
 	return 0;
 }
 
@@ -823,7 +827,8 @@ static void test_sampled_look(void)
 	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	CHECK_INT(look_after(engine, params.clock, 0), READ); /* the first look */
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
-	CHECK_U64(fake.calls, 4); /* 4,096 pages, 1,024 a call */
+	/* 1,024 pages, all on node 1, say so: no more are looked up. */
+	CHECK_U64(fake.pages, 1024);
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	CHECK_INT(look_after(engine, params.clock, max), READ); /* three in a row */
@@ -844,6 +849,14 @@ static void test_sampled_look(void)
 	CHECK_INT(look_after(engine, params.clock, max), READ);
 	fake.node = 1;
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	/* 90% there: 1,024 pages cannot say whether that is 90% or more,
+	 * 3,072 more are looked up, and they cannot either: read. */
+	fake.other_every = 10;
+	fake.pages = 0;
+	CHECK_INT(look_after(engine, params.clock, max), READ);
+	CHECK_U64(fake.pages, 4096);
+	fake.other_every = 0;
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	/* Its user pins it to node 1's CPUs: read at the next look, though a
 	 * sample would have done. */
 	snprintf(cmd, sizeof(cmd),
@@ -853,7 +866,7 @@ static void test_sampled_look(void)
 	CHECK_INT(look_after(engine, params.clock, 1), NOT_LOOKED); /* poked: due soon */
 	CHECK_INT(look_after(engine, params.clock, cfg.scan_period_min_ms), READ);
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
-	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 6);
+	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 7);
 	np_engine_free(engine);
 	np_clock_free(params.clock);
 	np_config_free(&cfg);
