@@ -326,14 +326,32 @@ static unsigned busy_threads(const struct np_task *task)
 	return busy ? busy : 1;
 }
 
+/* Whether every node @task's threads last ran on had its CPUs busy: a
+ * thread there may have waited for a CPU rather than had nothing to do. */
+static bool runs_where_saturated(const struct view *v, const struct np_task *task)
+{
+	if (!v->m->node_busy || !task->nr_thread_samples)
+		return false;
+	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
+		int idx = np_topology_index(v->topo,
+					    np_topology_cpu_node(v->topo, task->threads[i].last_cpu));
+
+		if (idx < 0 || v->m->node_busy[idx] < 0.9)
+			return false;
+	}
+	return true;
+}
+
 /* The CPUs a task keeps busy: its use since the last look, at most one per
  * thread. A task that had fewer CPUs than it has busy threads (our own
- * mask, or a node's worth while something else pinned it) and used them
- * all cannot show more than those: then it counts a CPU per busy thread,
- * so that a task that outgrew its home, or would outgrow one, is seen to.
- * @node_cpus: the most CPUs a node it may use has. */
-static double task_demand(const struct np_policy_task *t, const struct np_policy_history *h,
-			  const struct np_bitmap *allowed, unsigned node_cpus)
+ * mask, or a node's worth while something else pinned it) cannot show more
+ * than it got of them: when it used them all, or when they were all busy
+ * (with another task squeezed beside it, each shows a share), it counts a
+ * CPU per busy thread, so that a task that outgrew its home, or would
+ * outgrow one, is seen to. @node_cpus: the most CPUs a node it may use has. */
+static double task_demand(const struct view *v, const struct np_policy_task *t,
+			  const struct np_policy_history *h, const struct np_bitmap *allowed,
+			  unsigned node_cpus)
 {
 	const struct np_task *task = t->task;
 	unsigned threads = task->nr_threads ? task->nr_threads : 1;
@@ -343,7 +361,7 @@ static double task_demand(const struct np_policy_task *t, const struct np_policy
 
 	if (d > threads)
 		d = threads;
-	if (cpus && busy > cpus && d >= 0.9 * cpus)
+	if (cpus && busy > cpus && (d >= 0.9 * cpus || runs_where_saturated(v, task)))
 		d = busy < could ? busy : could;
 	return d;
 }
@@ -443,7 +461,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
 		       !(task->flags & NP_PF_NO_SETAFFINITY) && !task->thread_masks_differ &&
 		       np_bitmap_subset(&online, &s->allowed_cpus);
-	s->demand = task_demand(t, h, &s->allowed_cpus, most_node_cpus);
+	s->demand = task_demand(v, t, h, &s->allowed_cpus, most_node_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU
 	 * time it has used, so a busy worker counts for more than an idle

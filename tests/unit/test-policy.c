@@ -1344,7 +1344,10 @@ static void test_threads_pinned_one_by_one(void)
  * seen while something kept it on one node (its CPU use is that node's
  * worth): it is spread, not squeezed onto one node. Five equally busy
  * threads at 380% on nodes of four CPUs; at 250%, it could be a task that
- * needs no more than that, and a node takes it. */
+ * needs no more than that, and a node takes it; but not when every CPU its
+ * threads ran on was busy: they may have waited for CPUs (two such tasks
+ * kept on one node show half of it each, and would be homed there
+ * together). */
 static void test_busy_threads_at_first_look(void)
 {
 	static const struct policy_case c = {
@@ -1355,6 +1358,7 @@ static void test_busy_threads_at_first_look(void)
 	    .mem_mib = {512, 0},
 	    .threads = "0-3,4",
 	};
+	double saturated[MAX_TEST_NODES] = {1.0, 1.0};
 	struct built *b = malloc(sizeof(*b));
 	struct np_action a;
 
@@ -1366,6 +1370,15 @@ static void test_busy_threads_at_first_look(void)
 	b->input.cpu_percent = 250;
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK_INT(a.plan_home, 0);
+	CHECK(a.demand == 2.5);
+	b->machine.node_busy = saturated;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.plan_reason, NP_PLAN_SPREAD);
+	CHECK(a.demand == 5.0);
+	/* One of its nodes with a CPU to spare: it could have had more, and
+	 * its use is its demand. */
+	saturated[1] = 0.8;
+	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(a.demand == 2.5);
 	unbuild(b);
 	free(b);
