@@ -838,7 +838,7 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	struct np_action *a = &e->action;
 	double target = engine->cfg.locality_target_percent / 100.0;
 	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
-	unsigned max_node = 0;
+	unsigned on_node[NP_MAX_NODES] = {0};
 	bool sufficed;
 	int err;
 
@@ -849,13 +849,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	for (unsigned i = 0; i < e->task.nr_thread_samples; i++)
 		if (np_topology_cpu_node(topo, e->task.threads[i].last_cpu) != node)
 			return false;
-	for (unsigned i = 0; i < topo->nr_nodes; i++)
-		if ((unsigned)topo->nodes[i].id >= max_node)
-			max_node = (unsigned)topo->nodes[i].id + 1;
-	count.max_node = max_node;
-	count.on_node = calloc(max_node + 1, sizeof(*count.on_node));
-	if (!count.on_node)
-		return false;
+	count.on_node = on_node;
+	count.max_node = NP_MAX_NODES;
 	/* Draws are independent: the second round's add to the first's. */
 	err = np_sample_look(engine->ctx, e->task.pid, SAMPLED_LOOK_FIRST, page_bytes,
 			     SAMPLED_LOOK_CHUNK, &engine->rng, engine->sample_lookup,
@@ -864,9 +859,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 		err = np_sample_look(engine->ctx, e->task.pid, SAMPLED_LOOK_MORE, page_bytes,
 				     SAMPLED_LOOK_CHUNK, &engine->rng, engine->sample_lookup,
 				     engine->sample_data, &count);
-	iv = np_sample_wilson((unsigned)node < max_node ? count.on_node[node] : 0, count.present);
+	iv = np_sample_wilson(node < NP_MAX_NODES ? on_node[node] : 0, count.present);
 	sufficed = !err && np_sample_decides(&count, node, target) && iv.estimate >= target;
-	free(count.on_node);
 	np_log(engine->ctx, LOG_DEBUG,
 	       "pid %d (%s): sampled look: %u of %u pages present, %.1f%% on node %d "
 	       "(95%%: %.1f-%.1f): %s",
