@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -762,7 +763,11 @@ struct np_task_source {
 	/* The last scan's tasks (struct src_entry, below), and who says which
 	 * of them need not be read again. */
 	struct src_entry *last;
-	unsigned nr_last;
+	unsigned nr_last, last_cap;
+	/* The array the next scan fills, swapped with last after it: at
+	 * 10,000 tasks a fresh one each scan is a megabyte to fault in. */
+	struct src_entry *next;
+	unsigned next_cap;
 	np_task_keep_fn keep;
 	void *keep_data;
 	/* With the process connector: the processes that changed since the
@@ -819,6 +824,7 @@ void np_task_source_free(struct np_task_source *src)
 		procps_stat_unref(&src->stat);
 	free(src->prev_cpus);
 	free(src->last);
+	free(src->next);
 	free(src->changed);
 	np_proc_events_close(src->events);
 	free(src);
@@ -841,7 +847,10 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 		list->cap = cap;
 	}
 	task = &list->tasks[list->nr++];
-	memset(task, 0, sizeof(*task));
+	/* The slot's last two KiB are masks, read only with details: at
+	 * 10,000 tasks, zeroing them at every scan was a third of an idle
+	 * daemon's time. */
+	memset(task, 0, offsetof(struct np_task, cpus_allowed));
 	task->pid = st->pid;
 	task->start_ticks = st->start_ticks;
 	memcpy(task->comm, st->comm, sizeof(task->comm));
@@ -900,8 +909,8 @@ static struct src_entry *entry_of(struct src_entry *v, unsigned nr, int pid)
 static int list_proc(struct np_task_source *src, struct src_entry **out, unsigned *nr_out)
 {
 	int procfd = np_ctx_open(src->ctx, "proc", O_RDONLY | O_DIRECTORY);
-	struct src_entry *v = NULL;
-	unsigned nr = 0, cap = 0;
+	struct src_entry *v = src->next;
+	unsigned nr = 0, cap = src->next_cap;
 	struct dirent *de;
 	bool sorted = true;
 	DIR *dir;
@@ -932,7 +941,6 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 				break;
 			np_log(src->ctx, LOG_ERR, "%s/proc: %s", root_prefix(src->ctx),
 			       strerror(-err));
-			free(v);
 			closedir(dir);
 			return err;
 		}
@@ -948,12 +956,11 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 			struct src_entry *bigger = realloc(v, bigger_cap * sizeof(*bigger));
 
 			if (!bigger) {
-				free(v);
 				closedir(dir);
 				return -ENOMEM;
 			}
-			v = bigger;
-			cap = bigger_cap;
+			v = src->next = bigger;
+			cap = src->next_cap = bigger_cap;
 		}
 		v[nr] = (struct src_entry){.ino = de->d_ino};
 		v[nr].st.pid = (int)pid;
@@ -1228,9 +1235,17 @@ static int list_from_events(struct np_task_source *src, struct src_entry **out, 
 	struct src_entry *v;
 
 	sort_changed(src);
-	v = malloc(((size_t)src->nr_last + src->nr_changed + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
+	if (src->nr_last + src->nr_changed + 1 > src->next_cap) {
+		unsigned cap = src->nr_last + src->nr_changed + 1;
+
+		cap += cap / 4;
+		v = realloc(src->next, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		src->next = v;
+		src->next_cap = cap;
+	}
+	v = src->next;
 	while (old < src->nr_last || c < src->nr_changed) {
 		int pid = old < src->nr_last ? src->last[old].st.pid : INT_MAX;
 		bool changed = c < src->nr_changed && src->changed[c] <= pid;
@@ -1348,12 +1363,17 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	if (err) {
 		list->nr = 0;
 		list->nr_kept = 0;
-		free(v);
 		src->must_list = true; /* the events it took are in no list */
 		return err;
 	}
-	free(src->last);
+	src->next = src->last;
 	src->last = v;
+	{
+		unsigned cap = src->next_cap;
+
+		src->next_cap = src->last_cap;
+		src->last_cap = cap;
+	}
 	src->nr_last = kept;
 	src->listed = true;
 	return 0;

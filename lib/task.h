@@ -76,23 +76,26 @@ struct np_task {
 	 * date. */
 	bool stat_kept;
 
-	/* Filled by np_task_read_details(); until then has_details is false. */
+	/* Filled by np_task_read_details(); until then has_details is false.
+	 * The masks come last: a scan zeroes only what is before them, so
+	 * they hold whatever the slot held until details are read (which
+	 * clears them first): read them only with has_details. */
 	bool has_details;
-	struct np_bitmap cpus_allowed;
-	struct np_nodeset mems_allowed;
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
-	/* Its cgroup's cpuset.cpus.effective and cpuset.mems.effective, hard
-	 * bounds set by whoever owns the cgroup (kubelet, a container
-	 * runtime, systemd); empty: unknown (no cgroup v2 cpuset), then the
-	 * online CPUs and nodes bound it. */
-	struct np_bitmap cpuset_cpus;
-	struct np_nodeset cpuset_mems;
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
 	/* Some thread may run on other CPUs than the main thread's
 	 * cpus_allowed: someone (its user, or the program itself) pinned
 	 * threads one by one. */
 	bool thread_masks_differ;
+	struct np_bitmap cpus_allowed;
+	struct np_nodeset mems_allowed;
+	/* Its cgroup's cpuset.cpus.effective and cpuset.mems.effective, hard
+	 * bounds set by whoever owns the cgroup (kubelet, a container
+	 * runtime, systemd); empty: unknown (no cgroup v2 cpuset), then the
+	 * online CPUs and nodes bound it. */
+	struct np_bitmap cpuset_cpus;
+	struct np_nodeset cpuset_mems;
 };
 
 struct np_task_list {
@@ -127,7 +130,7 @@ int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
 void np_task_source_free(struct np_task_source *src);
 
 /* Whether the last record of (@pid, @start_ticks) may stand in for a read
- * this scan. */
+ * this scan. A scan asks in ascending (pid, start_ticks) order. */
 typedef bool (*np_task_keep_fn)(void *data, int pid, uint64_t start_ticks);
 
 /* Ask @keep (NULL: read every task) at each scan; @data is passed on. */
