@@ -65,6 +65,8 @@ struct np_engine {
 	struct np_task_list list;
 	struct np_task_list *planned; /* this tick's, while it is planned */
 	bool read_all;		      /* this tick's scan reads every task */
+	unsigned keep_cursor;	      /* keep_record's place in the state table */
+	uint64_t keep_now_ms;	      /* this tick's time, for keep_record */
 	/* The machine as the last tick that decided anything saw it (or the
 	 * first tick, before any did): the figures a status shows. */
 	struct {
@@ -126,16 +128,17 @@ static bool moving_task(void *data, const struct np_task *task)
 
 /* Whether a task listed at the last tick may keep its record: not when
  * the tick reads all (a one-shot look, a recording), nor for a task the
- * scheduler wants figures of now. */
+ * scheduler wants figures of now. The source asks in pid order, the state
+ * table's. */
 static bool keep_record(void *data, int pid, uint64_t start_ticks)
 {
-	const struct np_engine *engine = data;
+	struct np_engine *engine = data;
 	const struct np_task_state *ts;
 
 	if (engine->read_all)
 		return false;
-	ts = np_state_table_find(&engine->states, pid, start_ticks);
-	return ts && !np_sched_needs_read(engine->sched, &ts->sched);
+	ts = np_state_table_find_next(&engine->states, pid, start_ticks, &engine->keep_cursor);
+	return ts && !np_sched_needs_read(&ts->sched, engine->keep_now_ms);
 }
 
 /* The process connector, or why not (the fallback lists /proc each tick). */
@@ -616,6 +619,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 	engine->read_all = t->opts->look_once || engine->observer;
 	if (!t->opts->look_once)
 		repinned = poke_repinned(engine, snap->topo);
+	engine->keep_cursor = 0;
+	engine->keep_now_ms = t->now_ms;
 	if (!err)
 		err = np_task_source_scan(engine->src, t->list);
 	if (err)

@@ -324,9 +324,9 @@ void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 	st->next_read_ms = 0;
 }
 
-bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st)
+bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms)
 {
-	return np_clock_now_ms(sched->clock) >= st->next_read_ms;
+	return now_ms >= st->next_read_ms;
 }
 
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,

@@ -168,7 +168,7 @@ void np_sched_sampled(struct np_sched *sched, struct np_sched_task *st, const st
  * read numa_maps on or judged idle by: a task that came due on one waits
  * for its read at the next tick.
  */
-bool np_sched_needs_read(const struct np_sched *sched, const struct np_sched_task *st);
+bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms);
 
 /* Something outside the scheduler's figures changed for a task already
  * read (its user gave it other CPUs): its period is back at the minimum,

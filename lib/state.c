@@ -2,6 +2,7 @@
 #include "state.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,51 +35,63 @@ static void state_init(struct np_task_state *st, const struct np_task *task,
 	st->no_effect_node = -1;
 }
 
-/* Room for @n entries in the spare array and the pointer array, with a
- * quarter more, so that a machine whose task count creeps up does not
- * reallocate at every tick. The spare's content is stale copies, owned by
- * nobody: it is never copied, only overwritten. */
+/* Room for @n entries in the table and its scratch arrays, with a quarter
+ * more, so that a machine whose task count creeps up does not reallocate
+ * at every tick. On failure the table is as it was. */
 static int reserve(struct np_state_table *t, unsigned n)
 {
 	unsigned want = n + n / 4;
 
-	if (n > t->spare_cap) {
-		struct np_task_state *v = malloc(want * sizeof(*v));
+	if (n > t->v_cap) {
+		struct np_task_state *v = realloc(t->v, want * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		free(t->spare);
-		t->spare = v;
-		t->spare_cap = want;
+		t->v = v;
+		t->v_cap = want;
 	}
 	if (n > t->sched_cap) {
 		struct np_sched_task **p = realloc(t->sched, want * sizeof(*p));
+		unsigned *from;
 
 		if (!p)
 			return -ENOMEM;
 		t->sched = p;
+		from = realloc(t->from, want * sizeof(*from));
+		if (!from)
+			return -ENOMEM; /* sched_cap unchanged: from is retried */
+		t->from = from;
 		t->sched_cap = want;
 	}
 	return 0;
 }
 
+/*
+ * In place, so that a sync costs what changed: a state keeps its slot
+ * unless tasks before it came or left. Kept states stay in order, so one
+ * moving to a lower slot finds it freed by a state that also moved lower
+ * (or left), and one moving higher by one that also moved higher: the
+ * first kind is moved in ascending order, the second in descending, and
+ * the new states are made last, in slots every old occupant has left.
+ */
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
 			const struct np_sched *sched)
 {
-	unsigned n = list->nr, old = 0, kept = 0;
-	struct np_task_state *next, *prev;
-	unsigned prev_cap;
+	unsigned n = list->nr, old = 0, kept = 0, first_change = n;
+	bool moved_table;
 	int err;
 
 	for (unsigned i = 1; i < n; i++)
 		if (compare_tasks(&list->tasks[i - 1], &list->tasks[i]) >= 0)
 			return -EINVAL;
-	/* Two arrays, swapped at each sync: at 10,000 tasks they are 2.4 MiB
-	 * each, which fresh allocations would fault in at every tick. */
-	err = reserve(t, n ? n : 1);
-	if (err)
-		return err;
-	next = t->spare;
+	{
+		const struct np_task_state *before = t->v;
+
+		err = reserve(t, n ? n : 1);
+		if (err)
+			return err;
+		moved_table = t->v != before;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct np_task *task = &list->tasks[i];
 		int c = 1;
@@ -88,23 +101,31 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 							      task->pid, task->start_ticks)) < 0)
 			state_release(&t->v[old++]);
 		if (old < t->nr && c == 0) {
-			next[i] = t->v[old++];
+			t->from[i] = old++;
 			kept++;
 		} else {
-			state_init(&next[i], task, sched);
-			t->seen++;
+			t->from[i] = UINT_MAX;
 		}
-		t->sched[i] = &next[i].sched;
+		if (t->from[i] != i && first_change == n)
+			first_change = i;
 	}
 	while (old < t->nr)
 		state_release(&t->v[old++]);
+	for (unsigned i = first_change; i < n; i++)
+		if (t->from[i] != UINT_MAX && t->from[i] > i)
+			t->v[i] = t->v[t->from[i]];
+	for (unsigned i = n; i-- > first_change;)
+		if (t->from[i] != UINT_MAX && t->from[i] < i)
+			t->v[i] = t->v[t->from[i]];
+	for (unsigned i = first_change; i < n; i++) {
+		if (t->from[i] == UINT_MAX) {
+			state_init(&t->v[i], &list->tasks[i], sched);
+			t->seen++;
+		}
+	}
+	for (unsigned i = moved_table ? 0 : first_change; i < n; i++)
+		t->sched[i] = &t->v[i].sched;
 	t->forgotten += t->nr - kept;
-	prev = t->v;
-	prev_cap = t->v_cap;
-	t->v = next;
-	t->v_cap = t->spare_cap;
-	t->spare = prev;
-	t->spare_cap = prev_cap;
 	t->nr = n;
 	return 0;
 }
@@ -114,8 +135,8 @@ void np_state_table_clear(struct np_state_table *t)
 	for (unsigned i = 0; i < t->nr; i++)
 		state_release(&t->v[i]);
 	free(t->v);
-	free(t->spare);
 	free(t->sched);
+	free(t->from);
 	*t = (struct np_state_table){0};
 }
 
@@ -136,4 +157,17 @@ struct np_task_state *np_state_table_find(const struct np_state_table *t, int pi
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+struct np_task_state *np_state_table_find_next(const struct np_state_table *t, int pid,
+					       uint64_t start_ticks, unsigned *cursor)
+{
+	unsigned i = *cursor;
+	int c = 1;
+
+	while (i < t->nr &&
+	       (c = np_task_id_compare(t->v[i].pid, t->v[i].start_ticks, pid, start_ticks)) < 0)
+		i++;
+	*cursor = i;
+	return i < t->nr && c == 0 ? &t->v[i] : NULL;
 }

@@ -58,11 +58,8 @@ struct np_state_table {
 	struct np_task_state *v; /* v[i] is the state of list->tasks[i] after a sync */
 	unsigned nr;
 	struct np_sched_task **sched; /* &v[i].sched, for np_sched_plan */
-	/* The arrays' room, and the other array the next sync fills: what it
-	 * holds are stale copies of states, owned by nobody, never to be read
-	 * (a pointer into the table kept past a sync points there). */
-	unsigned v_cap, sched_cap, spare_cap;
-	struct np_task_state *spare;
+	unsigned *from;		      /* a sync's scratch: where v[i] was */
+	unsigned v_cap, sched_cap;    /* from has sched_cap entries too */
 	uint64_t seen;	    /* distinct tasks ever listed */
 	uint64_t forgotten; /* tasks that left the list */
 };
@@ -72,7 +69,8 @@ struct np_state_table {
  * without repeats: afterwards v[i] is the state of list->tasks[i]. States of
  * tasks still listed are kept, new ones start fresh for @sched, the others
  * are released (their pidfds closed, their history freed). Pointers into
- * the table are valid until the next sync. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
+ * the table are valid until the next sync, after which they may point at
+ * another task's state. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
  * table is unchanged).
  */
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
@@ -84,3 +82,9 @@ void np_state_table_clear(struct np_state_table *t);
 /* The state of (@pid, @start_ticks), or NULL. */
 struct np_task_state *np_state_table_find(const struct np_state_table *t, int pid,
 					  uint64_t start_ticks);
+
+/* The same, for lookups in ascending order: the search starts at *@cursor
+ * (0 for the first) and leaves it at the first state not before the one
+ * asked for, so that a pass over a sorted list walks the table once. */
+struct np_task_state *np_state_table_find_next(const struct np_state_table *t, int pid,
+					       uint64_t start_ticks, unsigned *cursor);

@@ -295,7 +295,7 @@ static int kept_tick(struct np_sched *sched, struct np_clock *clock, struct np_s
 		const struct np_sched_task *st =
 		    state_of(table, fakes[i].pid, fakes[i].born_ms * HZ / 1000);
 
-		keep[i] = st && !np_sched_needs_read(sched, st);
+		keep[i] = st && !np_sched_needs_read(st, scan_ms);
 	}
 	CHECK_INT(np_clock_set(clock, plan_ms), 0);
 	make_list(list, fakes, nr, scan_ms);
@@ -1078,6 +1078,70 @@ static void test_monotonic_clock(void)
 	np_clock_free(clock);
 }
 
+/* The table kept in place over many ticks of tasks coming and going, at
+ * the start, in the middle and at the end of the pid range, several at
+ * once: each state stays with its task, new ones start fresh, and the
+ * scheduler's pointers are the states'. */
+static void test_sync_in_place(void)
+{
+	enum { RANGE = 160 };
+	static struct np_task storage[RANGE];
+	struct np_config cfg = test_config();
+	struct np_state_table table = {0};
+	struct np_task_list list = {.tasks = storage, .cap = RANGE, .ticks_per_s = HZ};
+	uint64_t mark[RANGE] = {0}, born[RANGE] = {0}, seen = 0, forgotten = 0, next_mark = 1;
+	bool alive[RANGE] = {false};
+	unsigned nr_alive = 0, bad = 0;
+	uint32_t rnd = 12345;
+	struct np_sched *sched;
+
+	CHECK_INT(np_sched_new(&cfg, NULL, &sched), 0);
+	for (unsigned round = 0; round < 400; round++) {
+		/* Now and then a burst: many come, or many leave. */
+		unsigned churn = round % 50 == 7 ? RANGE / 2 : 1 + round % 5;
+
+		for (unsigned k = 0; k < churn; k++) {
+			unsigned pid;
+
+			rnd = rnd * 1103515245 + 12345;
+			pid = (rnd >> 8) % RANGE;
+			/* Gone, or back as another process (under the
+			 * same pid, a later start). */
+			forgotten += mark[pid] != 0;
+			alive[pid] = !alive[pid];
+			born[pid] = round + 1;
+			mark[pid] = 0;
+		}
+		list.nr = 0;
+		for (unsigned pid = 0; pid < RANGE; pid++)
+			if (alive[pid])
+				storage[list.nr++] =
+				    (struct np_task){.pid = (int)pid + 1, .start_ticks = born[pid]};
+		CHECK_INT(np_state_table_sync(&table, &list, sched), 0);
+		CHECK_INT(table.nr, list.nr);
+		nr_alive = 0;
+		for (unsigned i = 0; i < list.nr; i++) {
+			struct np_task_state *st = &table.v[i];
+			unsigned pid = (unsigned)list.tasks[i].pid - 1;
+
+			bad += st->pid != list.tasks[i].pid || table.sched[i] != &st->sched;
+			if (!mark[pid]) {
+				bad += st->last_cpu_ticks != 0; /* fresh */
+				st->last_cpu_ticks = mark[pid] = next_mark++;
+				seen++;
+			}
+			bad += st->last_cpu_ticks != mark[pid];
+			nr_alive++;
+		}
+	}
+	CHECK_INT(bad, 0);
+	CHECK_U64(table.seen, seen);
+	CHECK_U64(table.forgotten, forgotten);
+	CHECK(nr_alive > 0);
+	np_state_table_clear(&table);
+	np_sched_free(sched);
+}
+
 int main(void)
 {
 	test_scan_delay();
@@ -1093,5 +1157,6 @@ int main(void)
 	test_verdict_text();
 	test_bad_input();
 	test_monotonic_clock();
+	test_sync_in_place();
 	return check_done();
 }
