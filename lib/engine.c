@@ -598,6 +598,7 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 
 static int observe(struct np_engine *engine, struct tick *t)
 {
+	uint64_t skips[NP_REASON_COUNT] = {0};
 	struct np_snapshot *snap = t->snap;
 	unsigned repinned = 0;
 	int err;
@@ -656,7 +657,9 @@ static int observe(struct np_engine *engine, struct tick *t)
 		return err;
 	/* Every task passed over is counted under its reason. */
 	for (unsigned i = 0; i < t->plan.nr_verdicts; i++)
-		np_stats_add_skip(engine->stats, t->plan.verdicts[i].reason);
+		if (t->plan.verdicts[i].reason < NP_REASON_COUNT)
+			skips[t->plan.verdicts[i].reason]++;
+	np_stats_add_skips(engine->stats, skips);
 	return 0;
 }
 

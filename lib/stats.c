@@ -304,6 +304,15 @@ void np_stats_add_skip(struct np_stats *stats, enum np_reason reason)
 	unlock(stats);
 }
 
+void np_stats_add_skips(struct np_stats *stats, const uint64_t counts[NP_REASON_COUNT])
+{
+	lock(stats);
+	for (unsigned r = 0; r < NP_REASON_COUNT; r++)
+		if (is_skip(r))
+			stats->hot.skips[r] += counts[r];
+	unlock(stats);
+}
+
 uint64_t np_stats_migrated_bytes(const struct np_stats *stats, int src, int dst)
 {
 	uint64_t v;

@@ -104,6 +104,10 @@ void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu
  * table's metric name. */
 void np_stats_add_skip(struct np_stats *stats, enum np_reason reason);
 
+/* @counts[reason] tasks passed over for each reason, under one lock (the
+ * reasons that are no skip: ignored). */
+void np_stats_add_skips(struct np_stats *stats, const uint64_t counts[NP_REASON_COUNT]);
+
 /* Read every node's numastat through @ctx into the stats. Returns 0 or the
  * first -errno; the nodes read before an error keep their new values. */
 int np_stats_update_numastat(struct np_stats *stats, struct np_ctx *ctx);

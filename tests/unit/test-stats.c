@@ -460,6 +460,14 @@ static void test_counters_and_output(void)
 	np_stats_add_skip(stats, NP_REASON_TOO_YOUNG);
 	np_stats_add_skip(stats, NP_REASON_COUNT);     /* out of range: ignored */
 	np_stats_add_skip(stats, NP_REASON_MISPLACED); /* a move is no skip */
+	{
+		uint64_t many[NP_REASON_COUNT] = {0};
+
+		many[NP_REASON_TOO_YOUNG] = 3;
+		many[NP_REASON_SCAN_DUE] = 4; /* a read is no skip */
+		np_stats_add_skips(stats, many);
+		CHECK_U64(np_stats_skips(stats, NP_REASON_SCAN_DUE), 0);
+	}
 
 	CHECK_U64(np_stats_migrated_bytes(stats, 0, 1), 2 << 20);
 	CHECK_U64(np_stats_migrated_bytes(stats, 1, 0), 0);
@@ -471,7 +479,7 @@ static void test_counters_and_output(void)
 	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_MOVE_PAGES), 1);
 	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_AFFINITY), 0);
 	CHECK_U64(np_stats_permission_denied(stats, NP_CALL_NR), 0);
-	CHECK_U64(np_stats_skips(stats, NP_REASON_TOO_YOUNG), 2);
+	CHECK_U64(np_stats_skips(stats, NP_REASON_TOO_YOUNG), 5);
 	CHECK_U64(np_stats_skips(stats, NP_REASON_MISPLACED), 0);
 	CHECK_U64(np_stats_scans(stats), 2);
 	CHECK_STR(np_reason_metric(NP_REASON_RATE_LIMIT), "rate_limit");
@@ -519,7 +527,7 @@ static void test_counters_and_output(void)
 	CHECK(find_line(text, "numaplaced_tick_cpu_seconds_total 0.003500\n"));
 	CHECK(find_line(text, "numaplaced_scans_total 2\n"));
 	CHECK(find_line(text, "numaplaced_numa_maps_read_bytes_total 12350\n"));
-	CHECK(find_line(text, "numaplaced_skips_total{reason=\"too_young\"} 2\n"));
+	CHECK(find_line(text, "numaplaced_skips_total{reason=\"too_young\"} 5\n"));
 	CHECK(find_line(text, "numaplaced_skips_total{reason=\"backoff\"} 0\n"));
 	CHECK(find_line(text, "numaplaced_cpu_seconds_total{mode=\"user\"} "));
 	CHECK(find_line(text, "# TYPE numaplaced_node_numa_hit_pages_total counter\n"));
@@ -531,7 +539,7 @@ static void test_counters_and_output(void)
 	fclose(summary);
 	CHECK(strstr(sum_text, "0->1 2.0 MiB") != NULL);
 	CHECK(strstr(sum_text, "EBUSY 7") != NULL);
-	CHECK(strstr(sum_text, "too_young 2") != NULL);
+	CHECK(strstr(sum_text, "too_young 5") != NULL);
 	CHECK(strstr(sum_text, "\npermission denied: 3, move_pages 1, read 2\n") != NULL);
 	free(sum_text);
 
