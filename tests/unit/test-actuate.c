@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <numa.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -961,7 +962,21 @@ struct parallel_kernel {
 	atomic_ulong pages, region_pages;
 	uintptr_t lo, hi;
 	unsigned fail_call;
+	atomic_ulong helper_stack; /* the biggest stack a call ran on, off the main thread */
 };
+
+/* The size of the calling thread's stack, or 0 on the main thread. */
+static unsigned long helper_stack_size(void)
+{
+	pthread_attr_t attr;
+	size_t size = 0;
+
+	if (gettid() == getpid() || pthread_getattr_np(pthread_self(), &attr))
+		return 0;
+	pthread_attr_getstacksize(&attr, &size);
+	pthread_attr_destroy(&attr);
+	return size;
+}
 
 static long parallel_move_pages(void *data, int pid, unsigned long count, void **pages,
 				const int *nodes, int *status)
@@ -970,6 +985,10 @@ static long parallel_move_pages(void *data, int pid, unsigned long count, void *
 	bool region = count && (uintptr_t)pages[0] >= pk->lo && (uintptr_t)pages[0] < pk->hi;
 	unsigned now_in, most, call = 0;
 
+	unsigned long stack = helper_stack_size(), biggest = atomic_load(&pk->helper_stack);
+
+	while (stack > biggest && !atomic_compare_exchange_weak(&pk->helper_stack, &biggest, stack))
+		;
 	if (!nodes)
 		return np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, NULL, status);
 	atomic_fetch_add(&pk->calls, 1);
@@ -1045,6 +1064,9 @@ static void test_movers(void)
 		} else {
 			CHECK(atomic_load(&pk.most_in_flight) > 1);
 			CHECK(atomic_load(&pk.most_in_flight) <= movers);
+			/* The helpers' stacks are too small for a 2 MiB page. */
+			CHECK(atomic_load(&pk.helper_stack) > 0);
+			CHECK(atomic_load(&pk.helper_stack) < 2 * 1024 * 1024);
 		}
 		np_act_task_release(&at);
 		reap(child);
