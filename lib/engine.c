@@ -622,6 +622,12 @@ static int observe(struct np_engine *engine, struct tick *t)
 		repinned = poke_repinned(engine, snap->topo);
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
+	/* A process younger than scan_delay_ms is passed over: one the
+	 * connector names is not even read until it could be that old (a
+	 * build's compilers come and go unread). A recording and a one-shot
+	 * look see every task. */
+	np_task_source_set_first_read_delay(engine->src,
+					    engine->read_all ? 0 : engine->cfg.scan_delay_ms);
 	if (!err)
 		err = np_task_source_scan(engine->src, t->list);
 	if (err)

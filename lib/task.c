@@ -779,6 +779,18 @@ struct np_task_source {
 	uint64_t listed_at_ms;
 	int *changed;
 	unsigned nr_changed, changed_cap;
+	/* Processes new to the scans, named by events and not read yet, by
+	 * pid; each read once delay_ms have passed since heard_ms, the
+	 * uptime of the scan before the one that first heard of it. */
+	struct pending_task *pending;
+	unsigned nr_pending;
+	uint64_t delay_ms;
+	uint64_t last_scan_ms;
+};
+
+struct pending_task {
+	int pid;
+	uint64_t heard_ms;
 };
 
 static enum pids_item pids_items[] = {
@@ -826,6 +838,7 @@ void np_task_source_free(struct np_task_source *src)
 	free(src->last);
 	free(src->next);
 	free(src->changed);
+	free(src->pending);
 	np_proc_events_close(src->events);
 	free(src);
 }
@@ -1227,6 +1240,92 @@ static void sort_changed(struct np_task_source *src)
 		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
 }
 
+void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t delay_ms)
+{
+	src->delay_ms = delay_ms;
+}
+
+/* Whether @pid is in the last scan's list (sorted by pid). */
+static bool listed_last(const struct np_task_source *src, int pid)
+{
+	unsigned lo = 0, hi = src->nr_last;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (src->last[mid].st.pid < pid)
+			lo = mid + 1;
+		else if (src->last[mid].st.pid > pid)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* Of the pids named since the last scan (sorted), those new to the scans
+ * wait in src->pending; those that waited long enough join the named ones
+ * (left sorted, repeats allowed). -ENOMEM (no memory, or too many to keep
+ * track of): nothing is changed. */
+static int defer_new(struct np_task_source *src, uint64_t now_ms)
+{
+	unsigned kept = 0, nr_new = 0, p = 0, n = 0, nr = 0;
+	struct pending_task *merged;
+
+	for (unsigned c = 0; c < src->nr_changed; c++)
+		nr_new += !listed_last(src, src->changed[c]);
+	if (!nr_new && !src->nr_pending)
+		return 0;
+	if (src->nr_changed + src->nr_pending > CHANGED_MAX)
+		return -ENOMEM;
+	/* The due ones join the named ones: room for all of them. */
+	if (src->nr_changed + src->nr_pending > src->changed_cap) {
+		unsigned cap = src->nr_changed + src->nr_pending;
+		int *bigger = realloc(src->changed, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		src->changed = bigger;
+		src->changed_cap = cap;
+	}
+	merged = malloc(((size_t)src->nr_pending + nr_new + 1) * sizeof(*merged));
+	if (!merged)
+		return -ENOMEM;
+	/* The pending ones and the new ones, merged by pid: a pid heard of
+	 * again keeps the time it was first heard of. */
+	while (p < src->nr_pending || n < src->nr_changed) {
+		int pid;
+
+		if (n < src->nr_changed && listed_last(src, src->changed[n])) {
+			src->changed[kept++] = src->changed[n++];
+			continue;
+		}
+		if (p < src->nr_pending &&
+		    (n == src->nr_changed || src->pending[p].pid <= src->changed[n])) {
+			pid = src->pending[p].pid;
+			merged[nr++] = src->pending[p++];
+		} else {
+			pid = src->changed[n];
+			merged[nr++] = (struct pending_task){pid, src->last_scan_ms};
+		}
+		while (n < src->nr_changed && src->changed[n] == pid)
+			n++;
+	}
+	/* Those due are named now; the others wait. */
+	src->nr_changed = kept;
+	src->nr_pending = 0;
+	for (unsigned i = 0; i < nr; i++) {
+		if (now_ms - merged[i].heard_ms >= src->delay_ms) /* heard_ms <= now_ms */
+			src->changed[src->nr_changed++] = merged[i].pid;
+		else
+			merged[src->nr_pending++] = merged[i];
+	}
+	free(src->pending);
+	src->pending = merged;
+	sort_changed(src);
+	return 0;
+}
+
 /* The last scan's processes and those that changed since, sorted by pid,
  * as a listing of /proc would give them (the changed ones marked). */
 static int list_from_events(struct np_task_source *src, struct src_entry **out, unsigned *nr_out)
@@ -1278,8 +1377,16 @@ static int list_tasks(struct np_task_source *src, struct np_task_list *list, str
 	drain_events(src, true);
 	list->listed_proc = !(src->events && src->listed && !src->must_list &&
 			      list->uptime_ms - src->listed_at_ms < src->resync_ms);
+	/* New processes wait; with no room to keep track of them, a listing
+	 * reads them all. */
+	if (!list->listed_proc && src->delay_ms) {
+		sort_changed(src);
+		list->listed_proc = defer_new(src, list->uptime_ms) != 0;
+	}
 	if (!list->listed_proc)
 		return list_from_events(src, v, nr);
+	/* The listing lists the young ones too. */
+	src->nr_pending = 0;
 	err = list_proc(src, v, nr);
 	if (!err) {
 		/* The processes named since the last scan are listed, but an
@@ -1376,6 +1483,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	}
 	src->nr_last = kept;
 	src->listed = true;
+	src->last_scan_ms = list->uptime_ms;
 	return 0;
 }
 

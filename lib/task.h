@@ -151,6 +151,14 @@ void np_task_source_stop_events(struct np_task_source *src);
 /* A new @resync_ms (a reload); the next scan lists /proc. */
 void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
 
+/* With the connector, a process that events name and the last scan did not
+ * list is left out of the scans until @delay_ms of uptime have passed since
+ * the scan before the one that first heard of it (so it is at least about
+ * that old), then read: one that exited by then costs a failed open, and
+ * a process that lives less than the delay is never listed. A listing of
+ * /proc lists every process, young or not. 0 (the default): read at once. */
+void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t delay_ms);
+
 /* The connector's socket (-1: none), for a caller that drains it as events
  * arrive with np_task_source_take_events (a scan drains it too), so that
  * the socket's buffer does not fill between scans. Returns 0 or -errno (the

@@ -321,6 +321,12 @@ def test_slow_start():
     check(all(a >= 1000 for a in ages),
           f"scan_delay_ms=1000: {reads:.0f} numa_maps reads of 2,000 short-lived tasks, "
           f"none younger than 1 s (ages read: {ages[:8]})")
+    # Nor, where the connector names them, is their stat: the daemon's
+    # own processes are all it reads (each child read once would be 2,000).
+    stat_reads, _ = stat_counts(d)
+    if "/proc is listed at every cycle" not in d.text():
+        check(stat_reads < 1000,
+              f"scan_delay_ms=1000: {stat_reads:.0f} stat reads beside 2,000 short-lived tasks")
     d.stop()
     # The same load without the delay: young tasks are read, so the check
     # above is the delay's doing.
@@ -777,16 +783,29 @@ def test_stats_kept():
     else:
         check(listings.get("proc", -1) == 1 and listings.get("events", 0) >= 30,
               f"kept: with the connector only the first cycle lists /proc ({listings})")
-    # A process started now is seen at the next cycles either way: too
-    # young for scan_delay_ms, ten cycles of 100 ms (nothing else here
-    # starts processes that live that long).
-    young = d.counter("numaplaced_skips_total{reason=\"too_young\"}")
-    child = subprocess.Popen(["sleep", "30"])
-    time.sleep(1.5)
-    young = d.counter("numaplaced_skips_total{reason=\"too_young\"}") - young
-    child.kill()
-    child.wait()
-    check(young >= 5, f"kept: a process started meanwhile is listed ({young:.0f} cycles too young)")
+    # Processes that live less than scan_delay_ms: without the connector
+    # each cycle's listing reads them; with it they are not read at all,
+    # so 300 of them add no more reads than the same time without them.
+    def reads_over(seconds, start=None):
+        before, _ = stat_counts(d)
+        procs = [subprocess.Popen(["sleep", "0.3"]) for _ in range(start or 0)]
+        for p in procs:
+            p.wait()
+        time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
+        after, _ = stat_counts(d)
+        return after - before
+    t0 = time.monotonic()
+    quiet = reads_over(1.5)
+    t0 = time.monotonic()
+    busy = reads_over(1.5, 300)
+    print(f"     1.5 s: {quiet:.0f} stat reads; with 300 processes of 0.3 s: {busy:.0f}",
+          flush=True)
+    if fallback:
+        check(busy - quiet >= 300, f"kept: listings read the short-lived processes ({busy:.0f})")
+    else:
+        check(busy - quiet < 100,
+              f"kept: 300 processes younger than scan_delay_ms are not read "
+              f"({busy:.0f} reads against {quiet:.0f} without them)")
     ticks = d.counter("numaplaced_ticks_total")
     d.proc.send_signal(signal.SIGHUP)
     check(d.wait_log(r"applied") is not None, "kept: reload applied")

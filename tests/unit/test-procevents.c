@@ -255,10 +255,85 @@ static void test_live_source(void)
 	np_ctx_free(ctx);
 }
 
+static pid_t pausing_child(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
+/* With a first-read delay, a process the connector names is not listed
+ * (nor read) until the delay has passed since the scan before the one that
+ * heard of it; one that exits before is never listed (its open fails); a
+ * listing lists young processes all the same. */
+static void test_live_first_read_delay(void)
+{
+	struct np_ctx *ctx;
+	struct np_proc_events *ev;
+	struct np_task_source *src;
+	struct np_task_list list = {0};
+	uint64_t listed_ms;
+	unsigned vanished;
+	pid_t brief, lasting;
+
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	if (np_proc_events_open(ctx, &ev)) {
+		printf("skipped: no process connector here\n");
+		np_ctx_free(ctx);
+		return;
+	}
+	CHECK_INT(np_task_source_new(ctx, &src), 0);
+	np_task_source_set_keep(src, keep_all, NULL);
+	np_task_source_use_events(src, ev, 3600 * 1000);
+	np_task_source_set_first_read_delay(src, 400);
+	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
+	listed_ms = list.uptime_ms;
+
+	brief = pausing_child();
+	lasting = pausing_child();
+	CHECK(brief > 0 && lasting > 0);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK(!has_pid(&list, brief) && !has_pid(&list, lasting));
+	kill(brief, SIGKILL);
+	waitpid(brief, NULL, 0);
+	usleep(100 * 1000);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	/* A loaded machine may have slept past the delay. */
+	CHECK(!has_pid(&list, lasting) || list.uptime_ms - listed_ms >= 400);
+	CHECK(!has_pid(&list, brief));
+	vanished = list.nr_vanished;
+	usleep(400 * 1000);
+	/* Past the delay: the one alive is read, the one gone never was
+	 * (its read found it gone). */
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK(has_pid(&list, lasting) && !has_pid(&list, brief));
+	CHECK(vanished + list.nr_vanished >= 1);
+
+	/* A listing does not wait. */
+	brief = pausing_child();
+	CHECK(brief > 0);
+	np_task_source_set_resync(src, 3600 * 1000);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK(list.listed_proc && has_pid(&list, brief));
+	kill(brief, SIGKILL);
+	waitpid(brief, NULL, 0);
+	kill(lasting, SIGKILL);
+	waitpid(lasting, NULL, 0);
+
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
+}
+
 int main(void)
 {
 	test_parse_kinds();
 	test_parse_bad();
 	test_live_source();
+	test_live_first_read_delay();
 	return check_done();
 }
