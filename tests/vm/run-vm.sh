@@ -230,13 +230,16 @@ done <"$topo_file"
 # monitor=off: without MONITOR/MWAIT the guest idles with HLT, so waking an
 # idle CPU is always an interrupt that QEMU delivers. One socket per CPU: CPUs
 # of one socket share a cache, and a cache shared across nodes makes the
-# kernel warn at boot (topology_sane).
+# kernel warn at boot (topology_sane). cryptomgr.notests: the crypto
+# self-tests are the boot's longest emulated work, and once (CI, 5 Dec 2026)
+# their thread spun on one vCPU until the guest's time limit ("soft lockup:
+# cryptomgr_test"); nothing here uses the kernel's crypto.
 # shellcheck disable=SC2086
 set -- timeout --foreground -s KILL "$timeout" qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu max,monitor=off \
 	-smp "$cpu_count,sockets=$cpu_count,cores=1,threads=1" -m "${total_mib}M" $numa_args \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 quiet panic=-1 oops=panic ${NP_VM_APPEND:-}" \
+	-append "console=ttyS0 quiet panic=-1 oops=panic cryptomgr.notests ${NP_VM_APPEND:-}" \
 	-nodefaults -display none -no-reboot
 
 if [ $mode = shell ]; then
