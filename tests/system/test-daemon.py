@@ -785,28 +785,30 @@ def test_stats_kept():
               f"kept: with the connector only the first cycle lists /proc ({listings})")
     # Processes that live less than scan_delay_ms: without the connector
     # each cycle's listing reads them; with it they are not read at all:
-    # 300 of them add fewer than 300 reads to what the same time reads
+    # 600 of them add fewer than 300 reads to what the same time reads
     # without them (other tests run beside this one and start processes
-    # that live longer; before the wait each of the 300 was read 3-4 times).
-    def reads_over(seconds, start=None):
+    # that live longer; before the wait each was read at least once).
+    def reads_over(seconds, start=0):
         before, _ = stat_counts(d)
-        procs = [subprocess.Popen(["sleep", "0.3"]) for _ in range(start or 0)]
-        for p in procs:
-            p.wait()
+        # np-spawn reaps each child as it ends: a child left a zombie past
+        # scan_delay_ms is a process that old, and is read.
+        if start:
+            subprocess.run([SPAWN, f"--count={start}", "--parallel=60", "--mib=1",
+                            "--life-ms=300"], check=True, capture_output=True, timeout=60)
         time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
         after, _ = stat_counts(d)
         return after - before
     t0 = time.monotonic()
-    quiet = reads_over(1.5)
+    busy = reads_over(5, 600)
     t0 = time.monotonic()
-    busy = reads_over(1.5, 300)
-    print(f"     1.5 s: {quiet:.0f} stat reads; with 300 processes of 0.3 s: {busy:.0f}",
+    quiet = reads_over(5)
+    print(f"     5 s: {quiet:.0f} stat reads; with 600 processes of 0.3 s: {busy:.0f}",
           flush=True)
     if fallback:
-        check(busy - quiet >= 300, f"kept: listings read the short-lived processes ({busy:.0f})")
+        check(busy - quiet >= 600, f"kept: listings read the short-lived processes ({busy:.0f})")
     else:
         check(busy - quiet < 300,
-              f"kept: 300 processes younger than scan_delay_ms are not read "
+              f"kept: 600 processes younger than scan_delay_ms are not read "
               f"({busy:.0f} reads against {quiet:.0f} without them)")
     ticks = d.counter("numaplaced_ticks_total")
     d.proc.send_signal(signal.SIGHUP)
