@@ -90,7 +90,9 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 		err = reserve(t, n ? n : 1);
 		if (err)
 			return err;
-		moved_table = t->v != before;
+		/* Moved now, or by a reserve whose later allocation failed
+		 * (the pointers then still name the old array). */
+		moved_table = t->v != before || (t->nr && t->sched[0] != &t->v[0].sched);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		const struct np_task *task = &list->tasks[i];

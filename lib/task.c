@@ -1385,8 +1385,10 @@ static int list_tasks(struct np_task_source *src, struct np_task_list *list, str
 	}
 	if (!list->listed_proc)
 		return list_from_events(src, v, nr);
-	/* The listing lists the young ones too. */
+	/* The listing lists the young ones too; until it succeeds, one is
+	 * owed. */
 	src->nr_pending = 0;
+	src->must_list = true;
 	err = list_proc(src, v, nr);
 	if (!err) {
 		/* The processes named since the last scan are listed, but an
