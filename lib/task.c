@@ -1245,22 +1245,10 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 	src->delay_ms = delay_ms;
 }
 
-/* Whether @pid is in the last scan's list (sorted by pid). */
-static bool listed_last(const struct np_task_source *src, int pid)
+/* Whether @pid is in the last scan's list. */
+static bool listed_last(struct np_task_source *src, int pid)
 {
-	unsigned lo = 0, hi = src->nr_last;
-
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (src->last[mid].st.pid < pid)
-			lo = mid + 1;
-		else if (src->last[mid].st.pid > pid)
-			hi = mid;
-		else
-			return true;
-	}
-	return false;
+	return entry_of(src->last, src->nr_last, pid) != NULL;
 }
 
 /* Of the pids named since the last scan (sorted), those new to the scans

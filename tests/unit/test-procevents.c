@@ -202,6 +202,17 @@ static bool keep_all(void *data, int pid, uint64_t start_ticks)
 	return true;
 }
 
+static pid_t pausing_child(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
 /* With the connector, a scan knows of a process forked since the last one
  * and of one gone, without listing /proc. */
 static void test_live_source(void)
@@ -227,11 +238,7 @@ static void test_live_source(void)
 	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
 	CHECK(has_pid(&list, getpid()) && list.nr_kept == 0 && list.listed_proc);
 
-	child = fork();
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
+	child = pausing_child();
 	CHECK(child > 0);
 	/* The fork's event is there once fork returns; no listing needed. */
 	CHECK_INT(np_task_source_take_events(src), 0);
@@ -253,17 +260,6 @@ static void test_live_source(void)
 	np_task_list_clear(&list);
 	np_task_source_free(src); /* closes the connector */
 	np_ctx_free(ctx);
-}
-
-static pid_t pausing_child(void)
-{
-	pid_t child = fork();
-
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
-	return child;
 }
 
 /* With a first-read delay, a process the connector names is not listed
