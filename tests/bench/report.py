@@ -7,6 +7,7 @@ RESULTS_DIR holds what tests/bench/run-benchmarks.sh collected:
   placement-<topology>/*.txt  one file per run (tests/bench/guest/bench-placement.sh)
   throughput.txt              tests/bench/guest/bench-throughput.sh
   spawn.txt                   tests/bench/guest/bench-spawn.sh
+  shortlived.txt              tests/bench/guest/bench-shortlived.sh
   host-overhead.txt           tests/bench/host-overhead.sh
   machine.txt                 "key: value" lines describing the host and guest
 """
@@ -594,6 +595,50 @@ def spawn_section(results):
     return out
 
 
+def shortlived_rows(path):
+    """{system: [ {"ms": .., "processes": .., ...}, ... ]} from shortlived.txt."""
+    rows = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) < 5 or f[0] != "shortlived" or f[1] != "round":
+            continue
+        kv = dict(zip(f[5::2], f[6::2]))
+        try:
+            row = {k: float(v) for k, v in kv.items()}
+        except ValueError:
+            continue
+        rows.setdefault(f[4], []).append(row)
+    return rows
+
+
+def shortlived_section(results):
+    path = os.path.join(results, "shortlived.txt")
+    if not os.path.exists(path):
+        return ["(not run)"]
+    rows = shortlived_rows(path)
+    base = [r["ms"] for r in rows.get("none", []) if "ms" in r]
+    base_ms = statistics.median(base) if base else None
+    out = ["| system | runs | np-spawn s median / worst | against no balancing | "
+           "placer CPU s median / worst | hog passes median |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for system in SYSTEMS:
+        rs = [r for r in rows.get(system, []) if "ms" in r]
+        if not rs:
+            continue
+        ms = [r["ms"] for r in rs]
+        cpu = [r.get("placer_cpu_s", 0.0) for r in rs]
+        passes = [r.get("hog_passes", 0.0) for r in rs]
+        ratio = f"{statistics.median(ms) / base_ms:.3f}x" if base_ms else "-"
+        placer = (f"{statistics.median(cpu):.2f} / {max(cpu):.2f}"
+                  if system not in ("none", "kernel") else "-")
+        failed = sum(r.get("failed", 0.0) for r in rs)
+        out.append(f"| {SYSTEM_LABELS.get(system, system)} | {len(rs)} | "
+                   f"{statistics.median(ms) / 1000:.1f} / {max(ms) / 1000:.1f} | {ratio} | "
+                   f"{placer} | {statistics.median(passes):.0f} |"
+                   + (f" ({failed:.0f} processes failed)" if failed else ""))
+    return out
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -615,6 +660,7 @@ def main():
         "throughput": "\n".join(throughput_section(results)),
         "host": "\n".join(host_section(results)),
         "spawn": "\n".join(spawn_section(results)),
+        "shortlived": "\n".join(shortlived_section(results)),
     }
     template = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "benchmarks.md.in")).read()

@@ -12,7 +12,8 @@
 #      scan_delay_ms 0 and 1000 (host-overhead.sh)
 #   3. 2-node guest: placement scenarios under each system, then migration
 #      throughput
-#   4. 4-node guest: placement scenarios, then np-spawn slow start
+#   4. 4-node guest: placement scenarios, then np-spawn slow start; a 2-node
+#      guest: short-lived processes beside a long task (bench-shortlived)
 #   5. report.py writes docs/benchmarks.md from the results
 # BENCH_HOST_RUNS (10), BENCH_SECONDS (20) and the BENCH_* knobs of
 # vm-bench.sh change sizes; --report-only redoes step 5 from saved results.
@@ -57,7 +58,7 @@ if ! $report_only; then
 	ninja -C "$build" -j2 >/dev/null
 	if $guests_only; then
 		# Redo the guests only: keep the host results and their notes.
-		rm -rf "$results"/placement-* "$results"/throughput.txt "$results"/spawn.txt
+		rm -rf "$results"/placement-* "$results"/throughput.txt "$results"/spawn.txt "$results"/shortlived.txt
 	else
 		rm -rf "$results"
 	fi
@@ -110,6 +111,16 @@ if ! $report_only; then
 			"$results/placement-2node-60s/" 2>/dev/null || true
 		log "guest bench-2node, 60 s: done"
 	}
+	# Short-lived processes beside a long task, every system interleaved.
+	shortlived_part() {
+		log "guest bench-2node: short-lived processes"
+		"$bench/vm-bench.sh" --build-dir "$build" --topology bench-2node --timeout 3000 \
+			bench-shortlived >"$results/vm-bench-2node-shortlived.log" 2>&1 ||
+			log "guest bench-2node, short-lived processes: a run failed"
+		cp "$build"/vm-out/bench-2node-bench-shortlived/bench-shortlived/shortlived.txt \
+			"$results/" 2>/dev/null || true
+		log "guest bench-2node, short-lived processes: done"
+	}
 	# Guests of one build directory stage their initramfs in the same
 	# place: the next one starts once the last one has booted from its own.
 	wait_booted() {
@@ -130,7 +141,7 @@ if ! $report_only; then
 		guest_part bench-4node "$first" bench-spawn &
 		jobs_started="$jobs_started $!"
 		wait_booted bench-4node-bench-placement+bench-spawn
-		{ guest_part bench-2node "$second" && long_part; } &
+		{ guest_part bench-2node "$second" && long_part && shortlived_part; } &
 		jobs_started="$jobs_started $!"
 		wait_booted bench-2node-bench-placement
 		guest_part bench-4node "$second" &
@@ -142,6 +153,7 @@ if ! $report_only; then
 		guest_part bench-2node "$first $second" bench-throughput
 		guest_part bench-4node "$first $second" bench-spawn
 		long_part
+		shortlived_part
 		echo "run: host, then each guest (sequential)" >>"$results/machine.txt"
 	fi
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"
