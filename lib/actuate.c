@@ -57,6 +57,9 @@
  * then it saves the page lookups.
  */
 #define DEFAULT_BATCH_PAGES 512
+/* The block of a transparent huge page on x86-64 (a PMD's reach). A block
+ * of another size only makes the calls end at other places. */
+#define HUGE_BLOCK_BYTES ((uintptr_t)2 << 20)
 #define DEFAULT_BATCH_TARGET_MS 20
 /* Pages looked up per status query, at most: a page-table walk without
  * migration is one to two orders cheaper per page than a move, but in a slow
@@ -730,6 +733,10 @@ struct move_state {
 	uint64_t budget; /* bytes left under max_bytes; UINT64_MAX: none */
 	struct np_move_result *res;
 	bool stop;
+	/* A call's -EBUSY page was found on the destination after it: the
+	 * tail of a huge page the call moved whole. From then on a call
+	 * never ends inside a huge page's block (huge_block_end). */
+	bool huge_seen;
 };
 
 /* Account one move_pages batch: pages now on their destination count as
@@ -753,8 +760,10 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 		if (act->sys->move_pages(act->sys->data, ms->pid, busy, act->pages, NULL,
 					 recheck) >= 0) {
 			for (unsigned i = 0, j = 0; i < b->count; i++)
-				if (status[i] == -EBUSY && recheck[j++] == b->dst)
+				if (status[i] == -EBUSY && recheck[j++] == b->dst) {
 					status[i] = b->dst;
+					ms->huge_seen = true;
+				}
 		}
 	}
 	for (unsigned i = 0; i < b->count;) {
@@ -911,6 +920,30 @@ static int move_group(struct move_state *ms, const struct np_page_plan *plan,
 	return err;
 }
 
+/*
+ * Where a call of @count pages from @first of @plan's batch @k ends once
+ * huge pages were seen: past @count, up to the end of the huge page block
+ * its last page is in. move_pages moves a transparent huge page whole for
+ * the first of its pages in a call and answers -EBUSY for the others; a
+ * call that ended inside a block left the rest of its 512 pages to the
+ * next calls, each paying the call's fixed cost (an expedited RCU grace
+ * period, lru_cache_disable) for pages already moved, or to a mover beside
+ * it that found the block taken. In the 2-node guest, with the hogs'
+ * memory in huge pages and calls of ~150 pages, a block took three or
+ * four calls.
+ */
+static unsigned huge_block_end(const struct np_page_plan *plan, unsigned k, unsigned first,
+			       unsigned count)
+{
+	const struct np_page_batch *batch = &plan->batches[k];
+	unsigned end = first + count, batch_end = batch->first + batch->count;
+	uintptr_t block = (uintptr_t)plan->pages[end - 1] / HUGE_BLOCK_BYTES;
+
+	while (end < batch_end && (uintptr_t)plan->pages[end] / HUGE_BLOCK_BYTES == block)
+		end++;
+	return end - first;
+}
+
 /* Move the batches of one looked-up chunk, act->movers calls at a time.
  * Returns 0 or -errno. */
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
@@ -933,6 +966,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			b.count = plan->batches[k].count - done;
 			if (b.count > act->batch_pages)
 				b.count = act->batch_pages;
+			if (ms->huge_seen)
+				b.count = huge_block_end(plan, k, b.first, b.count);
 			want = (uint64_t)b.count * page_bytes;
 			if (ms->budget != UINT64_MAX && want > left)
 				want = left / page_bytes * page_bytes;
@@ -1021,8 +1056,9 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		err = c->dense_src >= 0 ? 0 : look_up(ms, n);
 		if (err)
 			return err;
-		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n,
-					 act->batch_pages, &plan);
+		/* One batch per destination: move_plan cuts them to the call
+		 * size, and may end a call past it (huge_block_end). */
+		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n, n, &plan);
 		if (err)
 			return err;
 		ms->res->pages_misplaced += plan.nr_pages;
