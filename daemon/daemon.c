@@ -68,6 +68,7 @@ struct daemon {
 	struct event *move_done;	/* the engine's move off the loop ended */
 	struct event *task_events;	/* the process connector has events */
 	struct event *task_events_rest; /* ends the pause after a drain */
+	bool task_events_unwatched;	/* a re-arm failed (logged once) */
 	struct np_watchdog *watchdog;
 	struct np_metrics *metrics;
 	struct np_control *control;
@@ -302,9 +303,22 @@ static void on_move_done(evutil_socket_t fd, short what, void *arg)
  * a second and most of the daemon's CPU time. A drain at most every 250 ms
  * (and the one each scan makes) keeps the socket's 8 MiB, some 2,500 short
  * processes, from filling unless more than ~10,000 processes a second
- * start; past that the kernel drops events and the next scan lists /proc.
+ * start; a drain that left more than it takes at once (4,096 messages) is
+ * followed by the next one without the rest. Past that the kernel drops
+ * events and the next scan lists /proc.
  */
 #define TASK_EVENTS_REST_MS 250
+
+/* Watch the connector's socket again; if that fails, only the ticks
+ * drain it, and the log says so once. */
+static void watch_task_events(struct daemon *d)
+{
+	if (event_add(d->task_events, NULL) && !d->task_events_unwatched) {
+		d->task_events_unwatched = true;
+		np_logger_log(d->log, LOG_WARNING,
+			      "process events: cannot watch the socket; taken at each cycle only");
+	}
+}
 
 static void on_task_events(evutil_socket_t fd, short what, void *arg)
 {
@@ -314,7 +328,7 @@ static void on_task_events(evutil_socket_t fd, short what, void *arg)
 
 	/* A socket that fails for good would wake the loop without end: the
 	 * ticks list /proc as they did before it. */
-	if (err) {
+	if (err < 0) {
 		np_logger_log(
 		    d->log, LOG_WARNING,
 		    "process events: %s; no longer followed, /proc is listed at every cycle",
@@ -324,10 +338,11 @@ static void on_task_events(evutil_socket_t fd, short what, void *arg)
 		np_engine_stop_task_events(d->engine);
 		return;
 	}
-	/* Watched again once the rest is over; a timer that cannot be added
-	 * leaves the socket watched, as before the rest was there. */
-	if (evtimer_add(d->task_events_rest, &rest))
-		event_add(d->task_events, NULL);
+	/* Watched again once the rest is over, or at once when more wait; a
+	 * timer that cannot be added leaves the socket watched, as before the
+	 * rest was there. */
+	if (err == 1 || evtimer_add(d->task_events_rest, &rest))
+		watch_task_events(d);
 }
 
 static void on_task_events_rest(evutil_socket_t fd, short what, void *arg)
@@ -335,7 +350,7 @@ static void on_task_events_rest(evutil_socket_t fd, short what, void *arg)
 	struct daemon *d = arg;
 
 	if (d->task_events)
-		event_add(d->task_events, NULL);
+		watch_task_events(d);
 }
 
 static int render_metrics(void *data, struct evbuffer *out)

@@ -735,7 +735,8 @@ struct move_state {
 	bool stop;
 	/* A call's -EBUSY page was found on the destination after it: the
 	 * tail of a huge page the call moved whole. From then on a call
-	 * never ends inside a huge page's block (huge_block_end). */
+	 * ends inside a huge page's block only where the rate or the budget
+	 * cuts it (huge_block_end). */
 	bool huge_seen;
 };
 

@@ -63,7 +63,8 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg);
 
 /* With task_events: the connector's socket, readable when events wait
  * (-1: none), and taking them now, so that its buffer does not fill
- * between ticks. Returns 0 or -errno. */
+ * between ticks. Returns 0, 1 when more wait than one call takes, or
+ * -errno. */
 int np_engine_task_events_fd(const struct np_engine *engine);
 int np_engine_take_task_events(struct np_engine *engine);
 /* Stop following the connector (its socket failed; the caller has stopped

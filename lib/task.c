@@ -1213,8 +1213,9 @@ int np_task_source_take_events(struct np_task_source *src)
 {
 	int err = drain_events(src, false);
 
-	/* More waiting: the loop calls again. Lost: a scan lists. */
-	return err == 1 || err == -ENOBUFS ? 0 : err;
+	/* More waiting: 1, the caller takes them again soon. Lost: a scan
+	 * lists. */
+	return err == -ENOBUFS ? 0 : err;
 }
 
 void np_task_source_stop_events(struct np_task_source *src)

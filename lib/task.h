@@ -161,10 +161,10 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 
 /* The connector's socket (-1: none), for a caller that drains it as events
  * arrive with np_task_source_take_events (a scan drains it too), so that
- * the socket's buffer does not fill between scans. Returns 0 or -errno (the
- * socket failed: stop following it); lost events are not an error, nor
- * more left waiting (the next scan lists /proc, or the next call reads
- * them). */
+ * the socket's buffer does not fill between scans. Returns 0, 1 when one
+ * call's worth was taken and more wait (call again soon), or -errno (the
+ * socket failed: stop following it); lost events are not an error (the
+ * next scan lists /proc). */
 int np_task_source_events_fd(const struct np_task_source *src);
 int np_task_source_take_events(struct np_task_source *src);
 

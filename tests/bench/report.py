@@ -636,6 +636,18 @@ def shortlived_section(results):
                    f"{statistics.median(ms) / 1000:.1f} / {max(ms) / 1000:.1f} | {ratio} | "
                    f"{placer} | {statistics.median(passes):.0f} |"
                    + (f" ({failed:.0f} processes failed)" if failed else ""))
+    notes = []
+    for system, rs in rows.items():
+        spawn_failed = sum(1 for r in rs if r.get("spawn_status"))
+        died = sum(1 for r in rs if r.get("placer_died"))
+        if spawn_failed:
+            notes.append(f"{SYSTEM_LABELS.get(system, system)}: np-spawn failed in "
+                         f"{spawn_failed} round(s)")
+        if died:
+            notes.append(f"{SYSTEM_LABELS.get(system, system)}: the placer died in "
+                         f"{died} round(s), its CPU time is not counted there")
+    if notes:
+        out += ["", "; ".join(notes) + " (see the raw shortlived.txt)."]
     return out
 
 

@@ -61,11 +61,16 @@ static int fake_block_node(const struct fake_kernel *fk, const void *page)
 	return -1;
 }
 
-/* A huge-page move call: see struct fake_kernel. */
+/* A huge-page move call: see struct fake_kernel. Movers call at once: the
+ * block table is the fake kernel's, under one lock. */
 static long fake_move_huge(struct fake_kernel *fk, unsigned long count, void **pages,
 			   const int *nodes, int *status)
 {
-	unsigned before = fk->nr_moved_blocks;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	unsigned before;
+
+	pthread_mutex_lock(&lock);
+	before = fk->nr_moved_blocks;
 
 	for (unsigned long i = 0; i < count; i++) {
 		uintptr_t block = (uintptr_t)pages[i] >> 21;
@@ -92,6 +97,7 @@ static long fake_move_huge(struct fake_kernel *fk, unsigned long count, void **p
 			status[i] = -ENOMEM;
 		}
 	}
+	pthread_mutex_unlock(&lock);
 	return 0;
 }
 
