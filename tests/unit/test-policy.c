@@ -1384,6 +1384,57 @@ static void test_busy_threads_at_first_look(void)
 	free(b);
 }
 
+/* compete, as its first look can find it: two tasks nobody pinned, each
+ * with as many busy threads as a node has CPUs, both kept on node 0 while
+ * they started, so each shows half of it (200% of four threads), with
+ * their memory on node 0 too. Node 0 is saturated: each counts a CPU per
+ * busy thread, together twice what node 0 has, and one of them is homed on
+ * node 1. Were their use their demand, both would fit node 0 and stay
+ * there, each with half the CPUs it could use. With a CPU to spare on
+ * node 0, their use is their demand and one node takes both. */
+static void test_squeezed_together(void)
+{
+	static const struct policy_case c = {
+	    .name = "squeezed",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .cpu_percent = 200,
+	    .mem_mib = {340, 0},
+	    .threads = "0-3",
+	};
+	double busy[MAX_TEST_NODES] = {1.0, 0.05};
+	struct built *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct np_policy_task tasks[2];
+	struct np_action actions[2];
+
+	build(a, &c);
+	build(b, &c);
+	b->task.pid = 4343;
+	for (unsigned i = 0; i < b->task.nr_thread_samples; i++)
+		b->threads[i].tid = b->task.pid + (int)i;
+	a->machine.node_busy = busy;
+	tasks[0] = a->input;
+	tasks[1] = b->input;
+	CHECK_INT(np_policy_decide_all(&a->machine, &a->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
+	CHECK(actions[0].demand == 4.0);
+	CHECK(actions[1].demand == 4.0);
+	CHECK(actions[0].plan_home >= 0 && actions[1].plan_home >= 0);
+	CHECK(actions[0].plan_home != actions[1].plan_home);
+
+	busy[0] = 0.8;
+	CHECK_INT(np_policy_decide_all(&a->machine, &a->cfg, tasks, 2, actions, NULL, NULL, NULL),
+		  0);
+	CHECK(actions[0].demand == 2.0);
+	CHECK(actions[1].demand == 2.0);
+	CHECK_INT(actions[0].plan_home, 0);
+	CHECK_INT(actions[1].plan_home, 0);
+	unbuild(a);
+	unbuild(b);
+	free(a);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1613,6 +1664,7 @@ int main(void)
 	test_split_needs_a_margin();
 	test_threads_pinned_one_by_one();
 	test_busy_threads_at_first_look();
+	test_squeezed_together();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();
