@@ -569,7 +569,8 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * that pins itself to allocate and then lets go does the same) is due a
  * shortest period from now, its CPU use measured from now on: its memory
  * follows within seconds, not when a period of up to a minute ends, and
- * its demand is judged by how it runs on its new CPUs. One
+ * its demand is judged by how it runs on its new CPUs (one due anyway is
+ * looked at now, by its use since its last look). One
  * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
@@ -642,17 +643,6 @@ static int observe(struct np_engine *engine, struct tick *t)
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, t->list, engine->sched);
-	/* A re-pinned task's CPU use is measured from its read at this tick
-	 * (a pass over the table only at a tick that saw one). */
-	for (unsigned i = 0; !err && repinned && i < t->list->nr; i++) {
-		struct np_task_state *st = &engine->states.v[i];
-
-		if (st->repinned && !t->list->tasks[i].stat_kept) {
-			st->last_cpu_ticks = t->list->tasks[i].cpu_ticks;
-			st->last_look_ms = t->now_ms;
-			st->repinned = false;
-		}
-	}
 	if (!err) {
 		engine->planned = t->list;
 		err = np_sched_plan(engine->sched, t->list, engine->states.sched,
@@ -661,6 +651,22 @@ static int observe(struct np_engine *engine, struct tick *t)
 	}
 	if (err)
 		return err;
+	/* A re-pinned task's CPU use is measured from its read at this tick
+	 * (a pass over the table only at a tick that saw one). One looked at
+	 * now, being due anyway, is judged by its use since its last look,
+	 * the look sets the mark: from here it would be a window of nothing. */
+	for (unsigned i = 0; repinned && i < t->list->nr; i++) {
+		struct np_task_state *st = &engine->states.v[i];
+		enum np_reason why = t->plan.verdicts[i].reason;
+
+		if (st->repinned && !t->list->tasks[i].stat_kept) {
+			if (why != NP_REASON_SCAN_FIRST && why != NP_REASON_SCAN_DUE) {
+				st->last_cpu_ticks = t->list->tasks[i].cpu_ticks;
+				st->last_look_ms = t->now_ms;
+			}
+			st->repinned = false;
+		}
+	}
 	/* Every task passed over is counted under its reason. */
 	for (unsigned i = 0; i < t->plan.nr_verdicts; i++)
 		if (t->plan.verdicts[i].reason < NP_REASON_COUNT)
@@ -1352,6 +1358,27 @@ static int remember_look(struct np_task_state *st, const struct np_snap_task *e,
 	return 0;
 }
 
+/* What the plan was given and made of it, for a debug log: each node's
+ * busy share and planned demand, each task's use and demand. */
+static void log_plan(struct np_engine *engine, const struct tick *t,
+		     const struct np_policy_task *tasks, const struct np_action *actions)
+{
+	const struct np_snapshot *snap = t->snap;
+
+	for (unsigned i = 0; i < snap->topo->nr_nodes; i++)
+		np_log(engine->ctx, LOG_DEBUG, "plan: node %d: %.0f%% busy, demand %.2f of %u CPUs",
+		       snap->topo->nodes[i].id, snap->node_load[i] * 100, snap->node_plan[i].demand,
+		       snap->node_plan[i].cpus);
+	for (unsigned i = 0; i < t->nr_picked; i++) {
+		const struct np_action *a = &actions[i];
+
+		np_log(engine->ctx, LOG_DEBUG,
+		       "plan: pid %d: %.0f%% CPU, demand %.2f, home %d (%s), threads on node %d",
+		       a->pid, tasks[i].cpu_percent, a->demand, a->plan_home,
+		       np_plan_reason_name(a->plan_reason), a->thread_node);
+	}
+}
+
 static int decide_and_act(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
@@ -1387,6 +1414,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
 				   snap->node_plan);
+	if (!err)
+		log_plan(engine, t, tasks, actions);
 	/* A one-shot look acts on nothing, and neither does a tick asked to
 	 * stop. */
 	acts = !err && !t->opts->look_once &&

@@ -164,6 +164,85 @@ static void test_repinned_due(void)
 	tree_remove(root);
 }
 
+/* The hog's (pid 100's) CPU time in clock ticks, user mode. */
+static void set_hog_utime(const char *root, unsigned long long ticks)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i -E 's/^(100 \\(hog\\)( [^ ]+){11}) [0-9]+/\\1 %llu/' '%s/proc/100/stat'",
+		 ticks, root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* The CPU use of the hog's last look, as a status shows it. */
+static double hog_cpu_percent(const struct np_engine *engine)
+{
+	struct np_snapshot *status;
+	const struct np_snap_task *e;
+	double v = -1;
+
+	CHECK_INT(np_engine_status(engine, &status), 0);
+	e = find_task(status, 100);
+	CHECK(e != NULL);
+	if (e)
+		v = e->live.cpu_percent;
+	np_snapshot_free(status);
+	return v;
+}
+
+/* A task its user re-pinned when it was due anyway is looked at at that
+ * tick, and its CPU use is what it used since its last look: not a window
+ * of nothing, which reads as no use (a task that lets go of the node it
+ * allocated on was homed beside another as if it needed no CPU). At the
+ * look after, its use is measured from the change. */
+static void test_repinned_when_due(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-XXXXXX";
+	long hz = sysconf(_SC_CLK_TCK);
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t gap;
+	double cpu;
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.affinity = NP_AFFINITY_NEVER;
+	gap = 4 * cfg.scan_period_min_ms; /* due again by then */
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	set_hog_utime(root, 200000);
+	CHECK_U64(reads_after(engine, params.clock, 0), 2);
+	/* One CPU's worth over the gap, and pinned to node 1 as it ends. */
+	set_hog_utime(root, 200000 + (unsigned long long)(gap * (uint64_t)hz / 1000));
+	set_hog_cpus(root, "2-3");
+	CHECK(reads_after(engine, params.clock, gap) > 2);
+	cpu = hog_cpu_percent(engine);
+	if (!(cpu > 95 && cpu < 105))
+		fprintf(stderr, "re-pinned when due: %.1f%% CPU, expected 100\n", cpu);
+	CHECK(cpu > 95 && cpu < 105);
+	/* Half a CPU from the change on: the next look sees that. */
+	set_hog_utime(root, 200000 + (unsigned long long)(gap * (uint64_t)hz / 1000) +
+				(unsigned long long)(gap * (uint64_t)hz / 2000));
+	reads_after(engine, params.clock, gap);
+	cpu = hog_cpu_percent(engine);
+	if (!(cpu > 45 && cpu < 55))
+		fprintf(stderr, "the look after: %.1f%% CPU, expected 50\n", cpu);
+	CHECK(cpu > 45 && cpu < 55);
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 static int count_listed(void *data, const struct np_task_list *list)
 {
 	*(unsigned *)data += list->nr;
@@ -878,6 +957,7 @@ int main(void)
 {
 	test_kept_records();
 	test_repinned_due();
+	test_repinned_when_due();
 	test_permission_denied();
 	test_report_decisions();
 	test_user_policy();
