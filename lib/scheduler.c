@@ -312,15 +312,23 @@ static uint64_t next_read(const struct sched_settings *set, struct np_sched_task
 
 void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 {
+	uint64_t now = np_clock_now_ms(sched->clock), soon;
+
 	if (!st->has_due)
 		return; /* not of age yet: its first read comes anyway */
 	st->base_period_ms = sched->set.period_min_ms;
 	/* Due one shortest period (stretched for its size) from now: its CPU
 	 * use is measured from the change on (a window that straddles it
-	 * would show the old mask's), and a big task re-pinned at every tick
-	 * is not walked at every tick. */
-	st->next_due_ms = min_u64(st->next_due_ms,
-				  add_sat(np_clock_now_ms(sched->clock), task_interval(&sched->set, st)));
+	 * would show the old mask's: a task that let go of the one CPU it
+	 * allocated on would look small enough for a node of one), and a big
+	 * task re-pinned at every tick is not walked at every tick. One that
+	 * was due anyway waits for that window too, unless it has gone a
+	 * longest period without a look (re-pinned again and again): then
+	 * it is looked at now, by its use since its last look. */
+	soon = add_sat(now, task_interval(&sched->set, st));
+	if (st->next_due_ms > now || !st->has_period ||
+	    now - st->period_start_ms < sched->set.period_max_ms)
+		st->next_due_ms = st->next_due_ms > now ? min_u64(st->next_due_ms, soon) : soon;
 	st->next_read_ms = 0;
 }
 

@@ -191,20 +191,38 @@ static double hog_cpu_percent(const struct np_engine *engine)
 	return v;
 }
 
-/* A task its user re-pinned when it was due anyway is looked at at that
- * tick, and its CPU use is what it used since its last look: not a window
- * of nothing, which reads as no use (a task that lets go of the node it
- * allocated on was homed beside another as if it needed no CPU). At the
- * look after, its use is measured from the change. */
+/* How many looks the hog has had, as a status shows them. */
+static unsigned hog_looks(const struct np_engine *engine)
+{
+	struct np_snapshot *status;
+	const struct np_snap_task *e;
+	unsigned n = 0;
+
+	CHECK_INT(np_engine_status(engine, &status), 0);
+	e = find_task(status, 100);
+	if (e)
+		n = e->live.looks;
+	np_snapshot_free(status);
+	return n;
+}
+
+/* A task its user re-pinned when it was due anyway waits, too, for a
+ * shortest period of use on its new CPUs: a look at once would judge it
+ * by a window of nothing (read as no use: a task that lets go of the node
+ * it allocated on was homed beside another as if it needed no CPU) or by
+ * its use under the old mask (one CPU's worth: homed on a node of one
+ * CPU, then spread). One re-pinned at every tick is looked at once it has
+ * gone a longest period without a look, by its use since the last. */
 static void test_repinned_when_due(void)
 {
 	struct np_engine_params params = {.dry_run = true};
 	char root[] = "/tmp/np-engine-XXXXXX";
-	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long hz = (unsigned long long)sysconf(_SC_CLK_TCK), ticks = 200000;
 	struct np_engine *engine;
 	struct np_config cfg;
 	struct np_ctx *ctx;
-	uint64_t gap;
+	uint64_t gap, min;
+	unsigned looks, n = 0;
 	double cpu;
 
 	if (!fixture_copy(root, "engine-2node", NULL))
@@ -212,28 +230,48 @@ static void test_repinned_when_due(void)
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
-	gap = 4 * cfg.scan_period_min_ms; /* due again by then */
+	min = cfg.scan_period_min_ms;
+	gap = 4 * min; /* due again by then */
 	CHECK_INT(np_ctx_new(root, &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
 	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
-	set_hog_utime(root, 200000);
-	CHECK_U64(reads_after(engine, params.clock, 0), 2);
-	/* One CPU's worth over the gap, and pinned to node 1 as it ends. */
-	set_hog_utime(root, 200000 + (unsigned long long)(gap * (uint64_t)hz / 1000));
+	set_hog_utime(root, ticks);
+	reads_after(engine, params.clock, 0);
+	looks = hog_looks(engine);
+	CHECK_INT(looks, 1);
+	/* A fifth of a CPU over the gap, and pinned to node 1 as it ends:
+	 * not looked at now. */
+	ticks += gap * hz / 5000;
+	set_hog_utime(root, ticks);
 	set_hog_cpus(root, "2-3");
-	CHECK(reads_after(engine, params.clock, gap) > 2);
+	reads_after(engine, params.clock, gap);
+	CHECK_INT(hog_looks(engine), looks);
+	/* A whole CPU from the change on: the look a shortest period later
+	 * sees that. */
+	ticks += min * hz / 1000;
+	set_hog_utime(root, ticks);
+	reads_after(engine, params.clock, min);
+	CHECK_INT(hog_looks(engine), looks + 1);
 	cpu = hog_cpu_percent(engine);
 	if (!(cpu > 95 && cpu < 105))
 		fprintf(stderr, "re-pinned when due: %.1f%% CPU, expected 100\n", cpu);
 	CHECK(cpu > 95 && cpu < 105);
-	/* Half a CPU from the change on: the next look sees that. */
-	set_hog_utime(root, 200000 + (unsigned long long)(gap * (uint64_t)hz / 1000) +
-				(unsigned long long)(gap * (uint64_t)hz / 2000));
-	reads_after(engine, params.clock, gap);
+
+	/* Re-pinned at every tick, between its two nodes' CPUs: looked at
+	 * within a longest period and a tick, by half a CPU's use. */
+	looks = hog_looks(engine);
+	for (uint64_t waited = 0; hog_looks(engine) == looks && waited <= cfg.scan_period_max_ms;
+	     waited += min) {
+		ticks += min * hz / 2000;
+		set_hog_utime(root, ticks);
+		set_hog_cpus(root, n++ % 2 ? "2-3" : "0-1");
+		reads_after(engine, params.clock, min);
+	}
+	CHECK_INT(hog_looks(engine), looks + 1);
 	cpu = hog_cpu_percent(engine);
 	if (!(cpu > 45 && cpu < 55))
-		fprintf(stderr, "the look after: %.1f%% CPU, expected 50\n", cpu);
+		fprintf(stderr, "re-pinned at every tick: %.1f%% CPU, expected 50\n", cpu);
 	CHECK(cpu > 45 && cpu < 55);
 
 	np_engine_free(engine);
