@@ -67,6 +67,11 @@ done
 	echo /usr/bin/date
 	echo "$build/tests/bench/bench-migrate"
 	echo "$build/tests/bench/bench-sample"
+	# A profile of the placer (BENCH_PERF=1) takes the host's perf.
+	if [ -n "${BENCH_PERF:-}" ]; then
+		command -v perf >/dev/null || { echo "$0: BENCH_PERF set, no perf on this host" >&2; exit 2; }
+		command -v perf
+	fi
 } >"$stage/tests/vm/guest-tools"
 # Where the guest finds what the host paths above became.
 cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
@@ -87,6 +92,7 @@ BENCH_SHORTLIVED_ROUNDS=${BENCH_SHORTLIVED_ROUNDS:-3}
 BENCH_SHORTLIVED_COUNT=${BENCH_SHORTLIVED_COUNT:-2000}
 BENCH_SHORTLIVED_LIFE_MS=${BENCH_SHORTLIVED_LIFE_MS:-40}
 BENCH_SHORTLIVED_SYSTEMS="${BENCH_SHORTLIVED_SYSTEMS:-}"
+BENCH_PERF="${BENCH_PERF:-}"
 ENV
 
 # shellcheck disable=SC2086

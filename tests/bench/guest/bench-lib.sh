@@ -169,12 +169,35 @@ bench_start_system() {
 		;;
 	*) np_fail "unknown system $1" ;;
 	esac
+	bench_perf_start
+}
+
+# BENCH_PERF=1: sample the placer's stacks on the CPU clock while it runs
+# (the host's perf, copied in by vm-bench.sh); bench_perf_stop prints the
+# report, each line prefixed "perf ".
+BENCH_PERF_PID=
+bench_perf_start() {
+	[ -n "${BENCH_PERF:-}" ] && [ -n "$PLACER_PID" ] || return 0
+	rm -f /tmp/placer.perf
+	perf record -q -e cpu-clock -g -p "$PLACER_PID" -o /tmp/placer.perf >/dev/null 2>&1 &
+	BENCH_PERF_PID=$!
+}
+
+bench_perf_stop() {
+	[ -n "$BENCH_PERF_PID" ] || return 0
+	kill -INT "$BENCH_PERF_PID" 2>/dev/null
+	wait "$BENCH_PERF_PID" 2>/dev/null
+	BENCH_PERF_PID=
+	perf report -i /tmp/placer.perf --stdio --no-children --sort sym -g graph,0.5,callee \
+		--percent-limit 1 2>&1 | sed 's/^/perf /'
+	rm -f /tmp/placer.perf
 }
 
 # Stop what bench_start_system started; prints "placer_cpu_s SECONDS" (its
 # user + system time) when there was a placer process.
 bench_stop_system() {
 	if [ -n "$PLACER_PID" ]; then
+		bench_perf_stop
 		ticks=$(bench_cpu_ticks "$PLACER_PID")
 		# numaplaced logs its counters on SIGUSR1.
 		if [ -z "${BENCH_UNSHARE_PID:-}" ]; then
