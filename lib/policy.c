@@ -343,13 +343,16 @@ static bool runs_where_saturated(const struct view *v, const struct np_task *tas
 }
 
 /* The CPUs a task keeps busy: its use since the last look, at most one per
- * thread. A task cannot show more than it got: when it used all the CPUs
- * its busy threads could have had (our own mask, or a node's worth while
- * something else pinned it), or when every CPU its threads ran on was busy
- * (with another task squeezed beside it, each shows a share, however few
- * threads it has), it counts a CPU per busy thread, so that a task that
- * outgrew its home, or would outgrow one, or merely shared it, is seen to.
- * @node_cpus: the most CPUs a node it may use has. */
+ * thread. A task that had fewer CPUs than it has busy threads (our own
+ * mask, or a node's worth while something else pinned it) cannot show more
+ * than it got of them: when it used them all, or when every node its
+ * threads last ran on was at least 90% busy (with another task squeezed
+ * beside it, each shows a share), it counts a CPU per busy thread, so that
+ * a task that outgrew its home, or would outgrow one, is seen to. A task
+ * with no more busy threads than that is judged by its use: a busy node
+ * alone is no evidence that its threads waited (a light task beside a hog
+ * would count a whole CPU a thread). @node_cpus: the most CPUs a node it
+ * may use has. */
 static double task_demand(const struct view *v, const struct np_policy_task *t,
 			  const struct np_policy_history *h, const struct np_bitmap *allowed,
 			  unsigned node_cpus)
@@ -358,12 +361,11 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
 	unsigned threads = task->nr_threads ? task->nr_threads : 1;
 	unsigned busy = busy_threads(task), could = np_bitmap_weight(allowed);
 	unsigned cpus = h->narrowed ? np_bitmap_weight(&h->narrowed_cpus) : node_cpus;
-	unsigned got = busy < cpus ? busy : cpus;
 	double d = t->cpu_percent / 100.0;
 
 	if (d > threads)
 		d = threads;
-	if (cpus && d < busy && (d >= 0.9 * got || runs_where_saturated(v, task)))
+	if (cpus && busy > cpus && (d >= 0.9 * cpus || runs_where_saturated(v, task)))
 		d = busy < could ? busy : could;
 	return d;
 }
