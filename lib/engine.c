@@ -567,10 +567,10 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * A task already looked at whose CPUs are not on the nodes its last look
  * left them on (its user pinned it elsewhere, or unpinned it; a program
  * that pins itself to allocate and then lets go does the same) is due a
- * shortest period from now, its CPU use measured from now on: its memory
- * follows within seconds, not when a period of up to a minute ends, and
- * its demand is judged by how it runs on its new CPUs (one due anyway is
- * looked at now, by its use since its last look). One
+ * shortest period from now, its CPU use measured from the first such
+ * change since its last look (np_sched_task_poke): its memory follows
+ * within seconds, not when a period of up to a minute ends, and its
+ * demand is judged by how it runs on its new CPUs. One
  * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
@@ -588,10 +588,11 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 		if (!now || now == st->cpus_hash)
 			continue;
 		np_log(engine->ctx, LOG_DEBUG,
-		       "pid %d: its CPUs changed since its last look: due now", st->pid);
-		np_sched_task_poke(engine->sched, &st->sched);
+		       "pid %d: its CPUs changed since its last look: due soon", st->pid);
+		if (np_sched_task_poke(engine->sched, &st->sched))
+			st->repinned = true;
 		st->cpus_hash = now;
-		st->repinned = st->must_read = true;
+		st->must_read = true;
 		poked++;
 	}
 	return poked;
@@ -652,9 +653,10 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	/* A re-pinned task's CPU use is measured from its read at this tick
-	 * (a pass over the table only at a tick that saw one). One looked at
-	 * now, being due anyway, is judged by its use since its last look,
-	 * the look sets the mark: from here it would be a window of nothing. */
+	 * (a pass over the table only at a tick that saw one). The poke keeps
+	 * it from being looked at now; should it be (its hold ran out), it is
+	 * judged by its use since its last look: from here the window would
+	 * be one of nothing. */
 	for (unsigned i = 0; repinned && i < t->list->nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
 		enum np_reason why = t->plan.verdicts[i].reason;
@@ -1365,17 +1367,25 @@ static void log_plan(struct np_engine *engine, const struct tick *t,
 {
 	const struct np_snapshot *snap = t->snap;
 
-	for (unsigned i = 0; i < snap->topo->nr_nodes; i++)
-		np_log(engine->ctx, LOG_DEBUG, "plan: node %d: %.0f%% busy, demand %.2f of %u CPUs",
-		       snap->topo->nodes[i].id, snap->node_load[i] * 100, snap->node_plan[i].demand,
-		       snap->node_plan[i].cpus);
+	/* One node, or no task it places: no plan was made. */
+	for (unsigned i = 0; snap->topo->nr_nodes > 1 && i < snap->topo->nr_nodes; i++)
+		if (snap->node_plan[i].cpus)
+			np_log(engine->ctx, LOG_DEBUG,
+			       "plan: node %d: %.0f%% busy, demand %.2f of %u CPUs",
+			       snap->topo->nodes[i].id, snap->node_load[i] * 100,
+			       snap->node_plan[i].demand, snap->node_plan[i].cpus);
 	for (unsigned i = 0; i < t->nr_picked; i++) {
 		const struct np_action *a = &actions[i];
 
-		np_log(engine->ctx, LOG_DEBUG,
-		       "plan: pid %d: %.0f%% CPU, demand %.2f, home %d (%s), threads on node %d",
-		       a->pid, tasks[i].cpu_percent, a->demand, a->plan_home,
-		       np_plan_reason_name(a->plan_reason), a->thread_node);
+		if (a->planned)
+			np_log(engine->ctx, LOG_DEBUG,
+			       "plan: pid %d: %.0f%% CPU, demand %.2f, home %d (%s), threads on node %d",
+			       a->pid, tasks[i].cpu_percent, a->demand, a->plan_home,
+			       np_plan_reason_name(a->plan_reason), a->thread_node);
+		else
+			np_log(engine->ctx, LOG_DEBUG,
+			       "plan: pid %d: %.0f%% CPU, not placed by the plan, threads on node %d",
+			       a->pid, tasks[i].cpu_percent, a->thread_node);
 	}
 }
 

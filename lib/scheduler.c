@@ -310,26 +310,32 @@ static uint64_t next_read(const struct sched_settings *set, struct np_sched_task
 	}
 }
 
-void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
+bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 {
-	uint64_t now = np_clock_now_ms(sched->clock), soon;
+	const struct sched_settings *set = &sched->set;
+	uint64_t now = np_clock_now_ms(sched->clock), soon, least, due;
+	bool first = !st->held;
 
 	if (!st->has_due)
-		return; /* not of age yet: its first read comes anyway */
-	st->base_period_ms = sched->set.period_min_ms;
-	/* Due one shortest period (stretched for its size) from now: its CPU
-	 * use is measured from the change on (a window that straddles it
-	 * would show the old mask's: a task that let go of the one CPU it
-	 * allocated on would look small enough for a node of one), and a big
-	 * task re-pinned at every tick is not walked at every tick. One that
-	 * was due anyway waits for that window too, unless it has gone a
-	 * longest period without a look (re-pinned again and again): then
-	 * it is looked at now, by its use since its last look. */
-	soon = add_sat(now, task_interval(&sched->set, st));
-	if (st->next_due_ms > now || !st->has_period ||
-	    now - st->period_start_ms < sched->set.period_max_ms)
-		st->next_due_ms = st->next_due_ms > now ? min_u64(st->next_due_ms, soon) : soon;
+		return false; /* not of age yet: its first read comes anyway */
+	st->base_period_ms = set->period_min_ms;
 	st->next_read_ms = 0;
+	if (first) {
+		st->held = st->rebase = true;
+		st->held_since_ms = now;
+	}
+	/* Its CPU use is measured from the change on: a window that
+	 * straddles it would show the old mask's (a task that let go of the
+	 * one CPU it allocated on would look small enough for a node of one),
+	 * and one of nothing shows none. A big task re-pinned at every tick
+	 * is not walked at every tick, nor left unlooked at for good. */
+	if (now - st->held_since_ms >= set->period_max_ms)
+		return first;
+	soon = add_sat(now, task_interval(set, st));
+	least = add_sat(now, set->period_min_ms);
+	due = st->next_due_ms > now ? min_u64(st->next_due_ms, soon) : soon;
+	st->next_due_ms = max_u64(due, least);
+	return first;
 }
 
 bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms)
@@ -368,6 +374,14 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		struct np_sched_verdict *v = &plan->verdicts[i];
 
 		st->rss_bytes = task->rss_bytes;
+		if (st->rebase && !task->stat_kept) {
+			/* Re-pinned: its use is judged from this read on. */
+			st->period_start_ms = now;
+			st->has_period = true;
+			st->cpu_ref_ticks = task->cpu_ticks;
+			st->has_cpu_ref = true;
+			st->rebase = false;
+		}
 		v->reason = cheap_verdict(sched, st, task, list->ticks_per_s, now, &v->wait_ms);
 		if (v->reason == NP_REASON_COUNT)
 			cands[nr_cands++] = (struct candidate){i, now - st->next_due_ms, task->pid,
@@ -396,6 +410,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 			continue;
 		v->reason = st->scanned ? NP_REASON_SCAN_DUE : NP_REASON_SCAN_FIRST;
 		st->scanned = true;
+		st->held = false;
 		st->period_start_ms = now;
 		st->has_period = true;
 		st->cpu_ref_ticks = task->cpu_ticks;
@@ -436,6 +451,7 @@ static void adapt_period(struct np_sched *sched, struct np_sched_task *st,
 	default:
 		break;
 	}
+	st->held = false; /* looked at: a later change starts a new window */
 	if (!st->scanned) {
 		/* Read without a plan (the caller's own choice): the period
 		 * starts now. */

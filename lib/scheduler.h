@@ -55,6 +55,13 @@ struct np_sched_task {
 	 * until then the last record stands in (np_sched_needs_read). */
 	uint64_t next_read_ms;
 	uint64_t small_wait_ms; /* below min_rss_mb: the wait between reads */
+	/* Its CPUs changed since its last read (np_sched_task_poke): its
+	 * look waits for a window of use on them, from held_since_ms on, for
+	 * at most scan_period_max_ms; at the next read (rebase) its CPU use
+	 * is measured from there. */
+	bool held;
+	bool rebase;
+	uint64_t held_since_ms;
 };
 
 /* A fresh state for a task first seen now. */
@@ -172,10 +179,15 @@ bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms);
 
 /* Something outside the scheduler's figures changed for a task already
  * read (its user gave it other CPUs): its period is back at the minimum,
- * it is due one such period (stretched for its size) from now, and its
- * stat is read at this scan, where the caller starts measuring its CPU
- * use anew. */
-void np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st);
+ * and its stat is read at this scan. The first poke since its last read
+ * returns true: its CPU use is measured anew from this scan's read (the
+ * caller's too), and its look waits for a window of use on its new CPUs:
+ * one shortest period (stretched for its size) from now, or sooner when
+ * it was due sooner, but never sooner than scan_period_min_ms. Each poke
+ * after that pushes the look so, until the task has waited
+ * scan_period_max_ms since the first (re-pinned again and again): then
+ * it is looked at when it is due, by its use since the first. */
+bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st);
 
 /* The current period of a task (its adaptive base times its size factor)
  * and when it may next be read, in clock ms. */

@@ -32,7 +32,7 @@ struct np_task_state {
 	/* The engine's. */
 	bool looked; /* read and decided at least once */
 	/* Where the CPU use the next look measures starts: the last look,
-	 * or the tick that saw its CPUs changed since (repinned). */
+	 * or the tick that first saw its CPUs changed since (repinned). */
 	uint64_t last_look_ms;
 	uint64_t last_cpu_ticks;
 	bool repinned; /* its CPUs changed: the window starts at this tick's read */

@@ -211,8 +211,9 @@ static unsigned hog_looks(const struct np_engine *engine)
  * by a window of nothing (read as no use: a task that lets go of the node
  * it allocated on was homed beside another as if it needed no CPU) or by
  * its use under the old mask (one CPU's worth: homed on a node of one
- * CPU, then spread). One re-pinned at every tick is looked at once it has
- * gone a longest period without a look, by its use since the last. */
+ * CPU, then spread). So does one whose period has grown to the longest.
+ * One re-pinned at every tick is looked at once it has waited a longest
+ * period since the first change, by its use since then. */
 static void test_repinned_when_due(void)
 {
 	struct np_engine_params params = {.dry_run = true};
@@ -221,9 +222,9 @@ static void test_repinned_when_due(void)
 	struct np_engine *engine;
 	struct np_config cfg;
 	struct np_ctx *ctx;
-	uint64_t gap, min;
+	uint64_t min, max, waited;
 	unsigned looks, n = 0;
-	double cpu;
+	double cpu, want;
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
@@ -231,21 +232,23 @@ static void test_repinned_when_due(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	min = cfg.scan_period_min_ms;
-	gap = 4 * min; /* due again by then */
+	max = cfg.scan_period_max_ms;
 	CHECK_INT(np_ctx_new(root, &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
 	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	set_hog_utime(root, ticks);
-	reads_after(engine, params.clock, 0);
+	/* Nothing changes for a while: its period grows to the longest. */
+	for (unsigned i = 0; i < 10; i++)
+		reads_after(engine, params.clock, max);
 	looks = hog_looks(engine);
-	CHECK_INT(looks, 1);
-	/* A fifth of a CPU over the gap, and pinned to node 1 as it ends:
-	 * not looked at now. */
-	ticks += gap * hz / 5000;
+	CHECK(looks >= 8);
+	/* A fifth of a CPU over that period, and pinned to node 1 as it
+	 * ends, when it is due: not looked at now. */
+	ticks += max * hz / 5000;
 	set_hog_utime(root, ticks);
 	set_hog_cpus(root, "2-3");
-	reads_after(engine, params.clock, gap);
+	reads_after(engine, params.clock, max);
 	CHECK_INT(hog_looks(engine), looks);
 	/* A whole CPU from the change on: the look a shortest period later
 	 * sees that. */
@@ -258,21 +261,28 @@ static void test_repinned_when_due(void)
 		fprintf(stderr, "re-pinned when due: %.1f%% CPU, expected 100\n", cpu);
 	CHECK(cpu > 95 && cpu < 105);
 
-	/* Re-pinned at every tick, between its two nodes' CPUs: looked at
-	 * within a longest period and a tick, by half a CPU's use. */
+	/* Re-pinned at every tick, between its two nodes' CPUs, with a CPU's
+	 * worth of use in the tick after the first change and none after:
+	 * looked at only after a longest period, by its use since the first
+	 * change (not since the tick before: that would read 0%). */
 	looks = hog_looks(engine);
-	for (uint64_t waited = 0; hog_looks(engine) == looks && waited <= cfg.scan_period_max_ms;
-	     waited += min) {
-		ticks += min * hz / 2000;
-		set_hog_utime(root, ticks);
+	reads_after(engine, params.clock, 4 * max); /* due again */
+	looks = hog_looks(engine);
+	for (waited = 0; hog_looks(engine) == looks && waited <= 2 * max; waited += min) {
+		if (n == 1) {
+			ticks += min * hz / 1000;
+			set_hog_utime(root, ticks);
+		}
 		set_hog_cpus(root, n++ % 2 ? "2-3" : "0-1");
 		reads_after(engine, params.clock, min);
 	}
 	CHECK_INT(hog_looks(engine), looks + 1);
+	CHECK(waited >= max - min && waited <= max + min);
 	cpu = hog_cpu_percent(engine);
-	if (!(cpu > 45 && cpu < 55))
-		fprintf(stderr, "re-pinned at every tick: %.1f%% CPU, expected 50\n", cpu);
-	CHECK(cpu > 45 && cpu < 55);
+	want = 100.0 * (double)min / (double)waited;
+	if (!(cpu > 0.8 * want && cpu < 1.2 * want))
+		fprintf(stderr, "re-pinned at every tick: %.2f%% CPU, expected %.2f\n", cpu, want);
+	CHECK(cpu > 0.8 * want && cpu < 1.2 * want);
 
 	np_engine_free(engine);
 	np_clock_free(params.clock);
