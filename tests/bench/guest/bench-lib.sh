@@ -188,8 +188,13 @@ bench_perf_stop() {
 	kill -INT "$BENCH_PERF_PID" 2>/dev/null
 	wait "$BENCH_PERF_PID" 2>/dev/null
 	BENCH_PERF_PID=
-	perf report -i /tmp/placer.perf --stdio --no-children --sort sym -g graph,0.5,callee \
-		--percent-limit 1 2>&1 | sed 's/^/perf /'
+	# Where the time went, flat, then the call chains of the biggest.
+	{
+		perf report -i /tmp/placer.perf --stdio --no-children --sort dso,sym -g none \
+			--percent-limit 0.5
+		perf report -i /tmp/placer.perf --stdio --no-children --sort sym -g graph,0.5,callee \
+			--percent-limit 2
+	} 2>&1 | grep -v '^#\|^$' | sed 's/^/perf /'
 	rm -f /tmp/placer.perf
 }
 
