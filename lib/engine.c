@@ -541,8 +541,10 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 
 /* A hash of the nodes whose CPUs @pid's main thread may run on now, never
  * 0; 0 when they cannot be had. Nodes, not CPUs: a re-pin within a node
- * (or a CPU going offline) moves no memory. */
-static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topology *topo, int pid)
+ * (or a CPU going offline) moves no memory. @nr_nodes (may be NULL): how
+ * many nodes those are. */
+static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topology *topo, int pid,
+			       unsigned *nr_nodes)
 {
 	struct np_bitmap mask;
 	struct np_nodeset nodes;
@@ -560,6 +562,8 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
 	}
 	for (size_t i = 0; i < sizeof(nodes.w) / sizeof(nodes.w[0]); i++)
 		h = (h ^ nodes.w[i]) * 0x100000001b3ull;
+	if (nr_nodes)
+		*nr_nodes = np_nodeset_weight(&nodes);
 	return h | 1;
 }
 
@@ -569,8 +573,11 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * that pins itself to allocate and then lets go does the same) is due a
  * shortest period from now, its CPU use measured from the first such
  * change since its last look (np_sched_task_poke): its memory follows
- * within seconds, not when a period of up to a minute ends, and its
- * demand is judged by how it runs on its new CPUs. One
+ * within seconds, not when a period of up to a minute ends. One its user
+ * gave CPUs on more than one node waits that long, whatever its period
+ * said, so that its demand is judged by how it runs on its new CPUs; one
+ * pinned to a node needs no such window (its memory follows its threads,
+ * whatever it uses), and is looked at when its period ends, if sooner. One
  * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
@@ -580,16 +587,17 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
+		unsigned nodes = 0;
 		uint64_t now;
 
 		if (!st->cpus_hash)
 			continue;
-		now = nodes_hash_now(engine, topo, st->pid);
+		now = nodes_hash_now(engine, topo, st->pid, &nodes);
 		if (!now || now == st->cpus_hash)
 			continue;
 		np_log(engine->ctx, LOG_DEBUG,
 		       "pid %d: its CPUs changed since its last look: due soon", st->pid);
-		if (np_sched_task_poke(engine->sched, &st->sched))
+		if (np_sched_task_poke(engine->sched, &st->sched, nodes > 1))
 			st->repinned = true;
 		st->cpus_hash = now;
 		st->must_read = true;
@@ -1495,7 +1503,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_look_ms = t->now_ms;
 		/* After the tick's own affinity changes. */
 		if (!t->opts->look_once)
-			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid);
+			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid, NULL);
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}

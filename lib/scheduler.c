@@ -310,7 +310,7 @@ static uint64_t next_read(const struct sched_settings *set, struct np_sched_task
 	}
 }
 
-bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
+bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st, bool hold)
 {
 	const struct sched_settings *set = &sched->set;
 	uint64_t now = np_clock_now_ms(sched->clock), soon, least, due;
@@ -329,9 +329,13 @@ bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st)
 	 * one CPU it allocated on would look small enough for a node of one),
 	 * and one of nothing shows none. A big task re-pinned at every tick
 	 * is not walked at every tick, nor left unlooked at for good. */
+	soon = add_sat(now, task_interval(set, st));
+	if (!hold) {
+		st->next_due_ms = min_u64(st->next_due_ms, soon);
+		return first;
+	}
 	if (now - st->held_since_ms >= set->period_max_ms)
 		return first;
-	soon = add_sat(now, task_interval(set, st));
 	least = add_sat(now, set->period_min_ms);
 	due = st->next_due_ms > now ? min_u64(st->next_due_ms, soon) : soon;
 	st->next_due_ms = max_u64(due, least);

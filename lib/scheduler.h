@@ -179,15 +179,16 @@ bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms);
 
 /* Something outside the scheduler's figures changed for a task already
  * read (its user gave it other CPUs): its period is back at the minimum,
- * and its stat is read at this scan. The first poke since its last read
- * returns true: its CPU use is measured anew from this scan's read (the
- * caller's too), and its look waits for a window of use on its new CPUs:
- * one shortest period (stretched for its size) from now, or sooner when
- * it was due sooner, but never sooner than scan_period_min_ms. Each poke
- * after that pushes the look so, until the task has waited
- * scan_period_max_ms since the first (re-pinned again and again): then
- * it is looked at when it is due, by its use since the first. */
-bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st);
+ * it is due one such period (stretched for its size) from now, or sooner
+ * when it was due sooner, and its stat is read at this scan. The first
+ * poke since its last read returns true: its CPU use is measured anew
+ * from this scan's read (the caller's too). With @hold (its demand will
+ * matter), its look waits for a window of use on its new CPUs: not
+ * sooner than scan_period_min_ms, though it was due; each poke after that
+ * pushes the look so, until the task has waited scan_period_max_ms since
+ * the first (re-pinned again and again): then it is looked at when it is
+ * due, by its use since the first. */
+bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st, bool hold);
 
 /* The current period of a task (its adaptive base times its size factor)
  * and when it may next be read, in clock ms. */

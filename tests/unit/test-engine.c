@@ -206,14 +206,33 @@ static unsigned hog_looks(const struct np_engine *engine)
 	return n;
 }
 
-/* A task its user re-pinned when it was due anyway waits, too, for a
- * shortest period of use on its new CPUs: a look at once would judge it
- * by a window of nothing (read as no use: a task that lets go of the node
- * it allocated on was homed beside another as if it needed no CPU) or by
- * its use under the old mask (one CPU's worth: homed on a node of one
- * CPU, then spread). So does one whose period has grown to the longest.
- * One re-pinned at every tick is looked at once it has waited a longest
- * period since the first change, by its use since then. */
+/* The fixture copy at @root made a machine of four nodes of one CPU each
+ * (CPU N on node N), node 2 and 3 like node 1. */
+static void four_nodes_of_one(const char *root)
+{
+	char cmd[8192];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/sys/devices/system/node' && echo 0-3 >online && "
+		 "for n in 2 3; do cp -R node1 node$n && sed -i \"s/Node 1/Node $n/\" node$n/meminfo; "
+		 "done && for n in 0 1 2 3; do echo $n >node$n/cpulist; "
+		 "awk -v n=$n 'BEGIN { for (i = 0; i < 4; i++) printf \"%%s%%d\", i ? \" \" : \"\", "
+		 "i == n ? 10 : 20; print \"\" }' >node$n/distance; done",
+		 root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* A task whose user gave it CPUs on other nodes, more than one, when it
+ * was due anyway waits, too, for a shortest period of use on its new CPUs:
+ * a look at once would judge it by a window of nothing (read as no use: a
+ * task that lets go of the node it allocated on was homed beside another
+ * as if it needed no CPU) or by its use under the old mask (one CPU's
+ * worth: homed on a node of one CPU, then spread). So does one whose
+ * period has grown to the longest. One re-pinned at every tick is looked
+ * at once it has waited a longest period since the first change, by its
+ * use since then. One pinned to a single node needs no window (its memory
+ * follows its threads): looked at when due, by its use since its last
+ * look. Nodes of one CPU: CPUs 0-1 and 2-3 are two nodes each. */
 static void test_repinned_when_due(void)
 {
 	struct np_engine_params params = {.dry_run = true};
@@ -228,6 +247,7 @@ static void test_repinned_when_due(void)
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
+	four_nodes_of_one(root);
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
@@ -236,14 +256,15 @@ static void test_repinned_when_due(void)
 	CHECK_INT(np_ctx_new(root, &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	set_hog_cpus(root, "0-1");
 	set_hog_utime(root, ticks);
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	/* Nothing changes for a while: its period grows to the longest. */
 	for (unsigned i = 0; i < 10; i++)
 		reads_after(engine, params.clock, max);
 	looks = hog_looks(engine);
 	CHECK(looks >= 8);
-	/* A fifth of a CPU over that period, and pinned to node 1 as it
+	/* A fifth of a CPU over that period, and given nodes 2 and 3 as it
 	 * ends, when it is due: not looked at now. */
 	ticks += max * hz / 5000;
 	set_hog_utime(root, ticks);
@@ -261,11 +282,24 @@ static void test_repinned_when_due(void)
 		fprintf(stderr, "re-pinned when due: %.1f%% CPU, expected 100\n", cpu);
 	CHECK(cpu > 95 && cpu < 105);
 
-	/* Re-pinned at every tick, between its two nodes' CPUs, with a CPU's
+	/* Pinned to node 0 when due: looked at at once, by its use since its
+	 * last look (half a CPU), not by a window of nothing. */
+	reads_after(engine, params.clock, 4 * max); /* due again, and read */
+	looks = hog_looks(engine);
+	ticks += 4 * max * hz / 2000;
+	set_hog_utime(root, ticks);
+	set_hog_cpus(root, "0");
+	reads_after(engine, params.clock, 4 * max);
+	CHECK_INT(hog_looks(engine), looks + 1);
+	cpu = hog_cpu_percent(engine);
+	if (!(cpu > 45 && cpu < 55))
+		fprintf(stderr, "pinned to a node when due: %.1f%% CPU, expected 50\n", cpu);
+	CHECK(cpu > 45 && cpu < 55);
+
+	/* Re-pinned at every tick, between nodes 0-1 and 2-3, with a CPU's
 	 * worth of use in the tick after the first change and none after:
 	 * looked at only after a longest period, by its use since the first
 	 * change (not since the tick before: that would read 0%). */
-	looks = hog_looks(engine);
 	reads_after(engine, params.clock, 4 * max); /* due again */
 	looks = hog_looks(engine);
 	for (waited = 0; hog_looks(engine) == looks && waited <= 2 * max; waited += min) {
