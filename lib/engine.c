@@ -575,9 +575,10 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * change since its last look (np_sched_task_poke): its memory follows
  * within seconds, not when a period of up to a minute ends. One its user
  * gave CPUs on more than one node waits that long, whatever its period
- * said, so that its demand is judged by how it runs on its new CPUs; one
- * pinned to a node needs no such window (its memory follows its threads,
- * whatever it uses), and is looked at when its period ends, if sooner. One
+ * said, so that its demand is judged by how it runs on its new CPUs (when
+ * the daemon places tasks, affinity = unpinned); one pinned to a node
+ * needs no such window (its memory follows its threads, whatever it
+ * uses), and is looked at when its period ends, if sooner. One
  * sched_getaffinity a looked-at task; a reused pid only makes its old
  * state due before the sync lets it go.
  */
@@ -597,7 +598,8 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 			continue;
 		np_log(engine->ctx, LOG_DEBUG,
 		       "pid %d: its CPUs changed since its last look: due soon", st->pid);
-		if (np_sched_task_poke(engine->sched, &st->sched, nodes > 1))
+		if (np_sched_task_poke(engine->sched, &st->sched,
+				       nodes > 1 && engine->cfg.affinity == NP_AFFINITY_UNPINNED))
 			st->repinned = true;
 		st->cpus_hash = now;
 		st->must_read = true;
@@ -661,10 +663,10 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	/* A re-pinned task's CPU use is measured from its read at this tick
-	 * (a pass over the table only at a tick that saw one). The poke keeps
-	 * it from being looked at now; should it be (its hold ran out), it is
-	 * judged by its use since its last look: from here the window would
-	 * be one of nothing. */
+	 * (a pass over the table only at a tick that saw one). One looked at
+	 * now (pinned to one node, and due: no hold) is judged by its use
+	 * since its last look: from here the window would be one of
+	 * nothing. */
 	for (unsigned i = 0; repinned && i < t->list->nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
 		enum np_reason why = t->plan.verdicts[i].reason;
@@ -933,6 +935,7 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	st->sampled_in_a_row++;
 	st->last_look_ms = t->now_ms;
 	st->last_cpu_ticks = e->task.cpu_ticks;
+	st->repinned = false; /* a tick that failed after its poke left it */
 	return true;
 }
 
@@ -1374,9 +1377,12 @@ static void log_plan(struct np_engine *engine, const struct tick *t,
 		     const struct np_policy_task *tasks, const struct np_action *actions)
 {
 	const struct np_snapshot *snap = t->snap;
+	bool planned = false;
 
-	/* One node, or no task it places: no plan was made. */
-	for (unsigned i = 0; snap->topo->nr_nodes > 1 && i < snap->topo->nr_nodes; i++)
+	for (unsigned i = 0; i < t->nr_picked; i++)
+		planned |= actions[i].planned;
+	/* The nodes' figures where the plan placed a task of this tick. */
+	for (unsigned i = 0; planned && i < snap->topo->nr_nodes; i++)
 		if (snap->node_plan[i].cpus)
 			np_log(engine->ctx, LOG_DEBUG,
 			       "plan: node %d: %.0f%% busy, demand %.2f of %u CPUs",
@@ -1501,6 +1507,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->must_read = false;
 		st->sampled_in_a_row = 0;
 		st->last_look_ms = t->now_ms;
+		st->repinned = false; /* a tick that failed after its poke left it */
 		/* After the tick's own affinity changes. */
 		if (!t->opts->look_once)
 			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid, NULL);

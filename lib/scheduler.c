@@ -237,8 +237,10 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		st->next_due_ms = now - min_u64(now, task->age_ms - set->scan_delay_ms);
 		st->has_due = true;
 	}
-	if (task->rss_bytes < set->min_rss_bytes)
+	if (task->rss_bytes < set->min_rss_bytes) {
+		st->held = false; /* not read until it grows: no window to keep */
 		return NP_REASON_TOO_SMALL;
+	}
 	if (now < st->next_due_ms) {
 		*wait_ms = st->next_due_ms - now;
 		return NP_REASON_WAITING_PERIOD;
@@ -249,7 +251,9 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		return NP_REASON_MIGRATING;
 	if (task_is_idle(set, st, task, ticks_per_s, now)) {
 		/* A look without a read: the next one judges the CPU use of
-		 * a full period from here. */
+		 * a full period from here, and a later change of its CPUs
+		 * starts a window of its own. */
+		st->held = false;
 		st->period_start_ms = now;
 		st->has_period = true;
 		st->cpu_ref_ticks = task->cpu_ticks;

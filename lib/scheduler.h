@@ -55,10 +55,11 @@ struct np_sched_task {
 	 * until then the last record stands in (np_sched_needs_read). */
 	uint64_t next_read_ms;
 	uint64_t small_wait_ms; /* below min_rss_mb: the wait between reads */
-	/* Its CPUs changed since its last read (np_sched_task_poke): its
-	 * look waits for a window of use on them, from held_since_ms on, for
-	 * at most scan_period_max_ms; at the next read (rebase) its CPU use
-	 * is measured from there. */
+	/* Its CPUs changed since its last read or idle look, first at
+	 * held_since_ms (np_sched_task_poke); at its next read (rebase) its
+	 * CPU use is measured from there. When the poke held it, its look
+	 * waits for a window of use on its new CPUs, for at most
+	 * scan_period_max_ms from held_since_ms. */
 	bool held;
 	bool rebase;
 	uint64_t held_since_ms;
