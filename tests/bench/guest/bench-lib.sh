@@ -173,8 +173,9 @@ bench_start_system() {
 }
 
 # BENCH_PERF=1: sample the placer's stacks on the CPU clock while it runs
-# (the host's perf, copied in by vm-bench.sh); bench_perf_stop prints the
-# report, each line prefixed "perf ".
+# (the host's perf, copied in by vm-bench.sh, attached once the placer has
+# started); bench_perf_stop ends the sampling, bench_perf_report prints
+# the report once the placer has stopped, each line prefixed "perf ".
 BENCH_PERF_PID=
 bench_perf_start() {
 	[ -n "${BENCH_PERF:-}" ] && [ -n "$PLACER_PID" ] || return 0
@@ -195,6 +196,10 @@ bench_perf_stop() {
 	kill -INT "$BENCH_PERF_PID" 2>/dev/null
 	wait "$BENCH_PERF_PID" 2>/dev/null
 	BENCH_PERF_PID=
+}
+
+bench_perf_report() {
+	[ -f /tmp/placer.perf ] || return 0
 	# Where the time went, flat, then the call chains of the biggest.
 	{
 		perf report -i /tmp/placer.perf --stdio --no-children --sort dso,sym -g none \
@@ -204,7 +209,7 @@ bench_perf_stop() {
 		# Each function with what it called: where a cycle's time goes.
 		perf report -i /tmp/placer.perf --stdio --children --sort sym -g none \
 			--percent-limit 1
-	} 2>&1 | grep -v '^#\|^$' | sed 's/^/perf /'
+	} 2>&1 | grep -v -e '^#' -e '^$' | sed 's/^/perf /'
 	rm -f /tmp/placer.perf
 }
 
@@ -238,6 +243,7 @@ bench_stop_system() {
 			[ -f "$log" ] && sed 's/^/log /' "$log" | tail -n "${BENCH_LOG_LINES:-40}"
 			rm -f "$log"
 		done
+		bench_perf_report
 	fi
 	BENCH_UNSHARE_PID=
 	PLACER_PID=
