@@ -191,6 +191,16 @@ static double hog_cpu_percent(const struct np_engine *engine)
 	return v;
 }
 
+/* The hog's last look measured @want percent of a CPU, within 10%. */
+static void expect_hog_cpu(const struct np_engine *engine, double want, const char *what)
+{
+	double cpu = hog_cpu_percent(engine);
+
+	if (!(cpu > 0.9 * want && cpu < 1.1 * want))
+		fprintf(stderr, "%s: %.2f%% CPU, expected %.2f\n", what, cpu, want);
+	CHECK(cpu > 0.9 * want && cpu < 1.1 * want);
+}
+
 /* How many looks the hog has had, as a status shows them. */
 static unsigned hog_looks(const struct np_engine *engine)
 {
@@ -243,7 +253,6 @@ static void test_repinned_when_due(void)
 	struct np_ctx *ctx;
 	uint64_t min, max, waited;
 	unsigned looks, n = 0;
-	double cpu, want;
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
@@ -277,10 +286,7 @@ static void test_repinned_when_due(void)
 	set_hog_utime(root, ticks);
 	reads_after(engine, params.clock, min);
 	CHECK_INT(hog_looks(engine), looks + 1);
-	cpu = hog_cpu_percent(engine);
-	if (!(cpu > 95 && cpu < 105))
-		fprintf(stderr, "re-pinned when due: %.1f%% CPU, expected 100\n", cpu);
-	CHECK(cpu > 95 && cpu < 105);
+	expect_hog_cpu(engine, 100, "re-pinned when due");
 
 	/* Pinned to node 0 when due: looked at at once, by its use since its
 	 * last look (half a CPU), not by a window of nothing. */
@@ -291,10 +297,7 @@ static void test_repinned_when_due(void)
 	set_hog_cpus(root, "0");
 	reads_after(engine, params.clock, 4 * max);
 	CHECK_INT(hog_looks(engine), looks + 1);
-	cpu = hog_cpu_percent(engine);
-	if (!(cpu > 45 && cpu < 55))
-		fprintf(stderr, "pinned to a node when due: %.1f%% CPU, expected 50\n", cpu);
-	CHECK(cpu > 45 && cpu < 55);
+	expect_hog_cpu(engine, 50, "pinned to a node when due");
 
 	/* Re-pinned at every tick, between nodes 0-1 and 2-3, with a CPU's
 	 * worth of use in the tick after the first change and none after:
@@ -314,11 +317,7 @@ static void test_repinned_when_due(void)
 	 * that finds it due. */
 	CHECK_INT(hog_looks(engine), looks + 1);
 	CHECK_U64(waited, max + min);
-	cpu = hog_cpu_percent(engine);
-	want = 100.0 * (double)min / (double)waited;
-	if (!(cpu > 0.8 * want && cpu < 1.2 * want))
-		fprintf(stderr, "re-pinned at every tick: %.2f%% CPU, expected %.2f\n", cpu, want);
-	CHECK(cpu > 0.8 * want && cpu < 1.2 * want);
+	expect_hog_cpu(engine, 100.0 * (double)min / (double)waited, "re-pinned at every tick");
 
 	np_engine_free(engine);
 	np_clock_free(params.clock);
@@ -340,7 +339,6 @@ static void test_repinned_after_idle(void)
 	struct np_ctx *ctx;
 	uint64_t min, max;
 	unsigned looks;
-	double cpu;
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
@@ -381,10 +379,7 @@ static void test_repinned_after_idle(void)
 	set_hog_utime(root, ticks);
 	reads_after(engine, params.clock, min);
 	CHECK_INT(hog_looks(engine), looks + 1);
-	cpu = hog_cpu_percent(engine);
-	if (!(cpu > 45 && cpu < 55))
-		fprintf(stderr, "re-pinned after an idle look: %.1f%% CPU, expected 50\n", cpu);
-	CHECK(cpu > 45 && cpu < 55);
+	expect_hog_cpu(engine, 50, "re-pinned after an idle look");
 
 	np_engine_free(engine);
 	np_clock_free(params.clock);
