@@ -1393,13 +1393,15 @@ static void log_plan(struct np_engine *engine, const struct tick *t,
 
 		if (a->planned)
 			np_log(engine->ctx, LOG_DEBUG,
-			       "plan: pid %d: %.0f%% CPU, demand %.2f, home %d (%s), threads on node %d",
+			       "plan: pid %d: %.0f%% CPU, demand %.2f, home %d (%s), threads on "
+			       "node %d",
 			       a->pid, tasks[i].cpu_percent, a->demand, a->plan_home,
 			       np_plan_reason_name(a->plan_reason), a->thread_node);
 		else
-			np_log(engine->ctx, LOG_DEBUG,
-			       "plan: pid %d: %.0f%% CPU, not placed by the plan, threads on node %d",
-			       a->pid, tasks[i].cpu_percent, a->thread_node);
+			np_log(
+			    engine->ctx, LOG_DEBUG,
+			    "plan: pid %d: %.0f%% CPU, not placed by the plan, threads on node %d",
+			    a->pid, tasks[i].cpu_percent, a->thread_node);
 	}
 }
 

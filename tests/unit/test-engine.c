@@ -222,13 +222,14 @@ static void four_nodes_of_one(const char *root)
 {
 	char cmd[8192];
 
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s/sys/devices/system/node' && echo 0-3 >online && "
-		 "for n in 2 3; do cp -R node1 node$n && sed -i \"s/Node 1/Node $n/\" node$n/meminfo; "
-		 "done && for n in 0 1 2 3; do echo $n >node$n/cpulist; "
-		 "awk -v n=$n 'BEGIN { for (i = 0; i < 4; i++) printf \"%%s%%d\", i ? \" \" : \"\", "
-		 "i == n ? 10 : 20; print \"\" }' >node$n/distance; done",
-		 root);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "cd '%s/sys/devices/system/node' && echo 0-3 >online && "
+	    "for n in 2 3; do cp -R node1 node$n && sed -i \"s/Node 1/Node $n/\" node$n/meminfo; "
+	    "done && for n in 0 1 2 3; do echo $n >node$n/cpulist; "
+	    "awk -v n=$n 'BEGIN { for (i = 0; i < 4; i++) printf \"%%s%%d\", i ? \" \" : \"\", "
+	    "i == n ? 10 : 20; print \"\" }' >node$n/distance; done",
+	    root);
 	CHECK_INT(system(cmd), 0);
 }
 
