@@ -67,6 +67,10 @@ struct np_engine {
 	bool read_all;		      /* this tick's scan reads every task */
 	unsigned keep_cursor;	      /* keep_record's place in the state table */
 	uint64_t keep_now_ms;	      /* this tick's time, for keep_record */
+	/* The machine as last read (read_machine): its nodes, their CPUs,
+	 * free memory and distances, and the kernel's balancing sysctl. */
+	struct np_topology *topo;
+	int kernel_numa_balancing;
 	/* The machine as the last tick that decided anything saw it (or the
 	 * first tick, before any did): the figures a status shows. */
 	struct {
@@ -240,6 +244,7 @@ void np_engine_free(struct np_engine *engine)
 		return;
 	np_state_table_clear(&engine->states);
 	np_task_list_clear(&engine->list);
+	np_topology_free(engine->topo);
 	np_topology_free(engine->decided.topo);
 	free(engine->decided.load);
 	free(engine->decided.plan);
@@ -608,30 +613,46 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 	return poked;
 }
 
+/*
+ * Read the machine again: every node's CPUs, free memory and distances, and
+ * the kernel's balancing sysctl. A tick does it only when it decides on a
+ * task (or shows every task); one that only reads a few tasks' stat, as
+ * most do, works with the last figures: 1 + 3 files a node and the sysctl
+ * were most of the cost of such a tick (under the guests' emulation, most
+ * of a no-work scenario's daemon CPU).
+ */
+static int read_machine(struct np_engine *engine)
+{
+	struct np_topology *topo = NULL;
+	int err = np_topology_read(engine->ctx, &topo);
+
+	if (err)
+		return err;
+	np_topology_free(engine->topo);
+	engine->topo = topo;
+	engine->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
+	return 0;
+}
+
 static int observe(struct np_engine *engine, struct tick *t)
 {
 	uint64_t skips[NP_REASON_COUNT] = {0};
 	struct np_snapshot *snap = t->snap;
+	bool machine_read = false;
 	unsigned repinned = 0;
 	int err;
 
-	err = np_topology_read(engine->ctx, &snap->topo);
-	if (err)
-		return err;
-	snap->node_load = calloc(snap->topo->nr_nodes, sizeof(double));
-	if (!snap->node_load)
-		return -ENOMEM;
-	snap->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
-	/* On one node nothing moves, and there is nothing to assume; with
-	 * homes, a task nobody pinned is homed at its first look, and a pinned
-	 * one's first move waits for nothing either. */
-	if (t->opts->look_once && snap->topo->nr_nodes > 1 &&
-	    engine->cfg.affinity == NP_AFFINITY_NEVER)
-		snap->assumed_looks = engine->cfg.hysteresis_periods;
-	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
 	engine->read_all = t->opts->look_once || engine->observer;
+	if (!engine->topo) {
+		err = read_machine(engine);
+		if (err)
+			return err;
+		machine_read = true;
+	}
+	/* Against the last figures: which nodes a task's CPUs are on changes
+	 * only with a CPU's hot-plug, which the next look sees. */
 	if (!t->opts->look_once)
-		repinned = poke_repinned(engine, snap->topo);
+		repinned = poke_repinned(engine, engine->topo);
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
 	/* A process younger than scan_delay_ms is passed over: one the
@@ -640,8 +661,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	 * look see every task. */
 	np_task_source_set_first_read_delay(engine->src,
 					    engine->read_all ? 0 : engine->cfg.scan_delay_ms);
-	if (!err)
-		err = np_task_source_scan(engine->src, t->list);
+	err = np_task_source_scan(engine->src, t->list);
 	if (err)
 		return err;
 	snap->uptime_ms = t->list->uptime_ms;
@@ -660,8 +680,28 @@ static int observe(struct np_engine *engine, struct tick *t)
 				    t->opts->look_once, &t->plan);
 		engine->planned = NULL;
 	}
+	if (!err && !machine_read && (t->plan.nr_picks || engine->read_all))
+		err = read_machine(engine);
 	if (err)
 		return err;
+	if (np_topology_copy(engine->topo, &snap->topo))
+		return -ENOMEM;
+	snap->kernel_numa_balancing = engine->kernel_numa_balancing;
+	/* The CPUs' use since the last tick, at every tick: a tick that
+	 * decides plans with the load of the last second, not of the time
+	 * since the last decision. */
+	snap->node_load = calloc(snap->topo->nr_nodes + 1, sizeof(double));
+	if (!snap->node_load)
+		return -ENOMEM;
+	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	if (err)
+		return err;
+	/* On one node nothing moves, and there is nothing to assume; with
+	 * homes, a task nobody pinned is homed at its first look, and a pinned
+	 * one's first move waits for nothing either. */
+	if (t->opts->look_once && snap->topo->nr_nodes > 1 &&
+	    engine->cfg.affinity == NP_AFFINITY_NEVER)
+		snap->assumed_looks = engine->cfg.hysteresis_periods;
 	/* A re-pinned task's CPU use is measured from its read at this tick
 	 * (a pass over the table only at a tick that saw one). One looked at
 	 * now (pinned to one node, and due: no hold) is judged by its use

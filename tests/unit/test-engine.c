@@ -521,6 +521,57 @@ static void test_ticks(void)
 	np_ctx_free(ctx);
 }
 
+/* A tick reads the machine (each node's memory, the balancing sysctl) only
+ * when it decides on a task: one that reads no task's numa_maps keeps the
+ * last figures, and the next look has the new ones. */
+static void test_machine_read_when_deciding(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-machine-XXXXXX";
+	char cmd[4300];
+	struct np_snapshot *snap;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.affinity = NP_AFFINITY_NEVER;
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && sed -i 's/MemFree: .*/MemFree:  524288 kB/' "
+		 "sys/devices/system/node/node1/meminfo && echo 1 >proc/sys/kernel/numa_balancing",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	/* Inside the period: nothing read, the figures of the first tick. */
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap && snap->nr_tasks == 0);
+	CHECK(snap && snap->topo->nr_nodes == 2);
+	CHECK_U64(snap ? snap->topo->nodes[1].mem_free : 0, 1572864ull << 10);
+	CHECK_INT(snap ? snap->kernel_numa_balancing : -2, 0);
+	np_snapshot_free(snap);
+	/* The next look: the new ones. */
+	np_clock_advance(params.clock, cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap && snap->nr_tasks == 2);
+	CHECK_U64(snap ? snap->topo->nodes[1].mem_free : 0, 524288ull << 10);
+	CHECK_INT(snap ? snap->kernel_numa_balancing : -2, 1);
+	np_snapshot_free(snap);
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 /* With the defaults a task nobody pinned gets a home: the hog's memory is
  * on node 1, so its threads are narrowed there; the plan's demand per node
  * is in the snapshot. */
@@ -1110,6 +1161,7 @@ int main(void)
 	test_user_policy();
 	test_no_effect();
 	test_ticks();
+	test_machine_read_when_deciding();
 	test_home();
 	test_narrowed_waits();
 	test_status();
