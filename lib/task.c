@@ -184,12 +184,7 @@ static int status_store(struct np_status *out, const char *key, size_t key_len, 
 		val++;
 		val_len--;
 	}
-	if (KEY_IS("Tgid")) {
-		if (parse_unsigned(val, val_len, INT_MAX, &v))
-			return -EINVAL;
-		out->tgid = (int)v;
-		out->has_tgid = true;
-	} else if (KEY_IS("Threads")) {
+	if (KEY_IS("Threads")) {
 		if (parse_unsigned(val, val_len, INT_MAX, &v))
 			return -EINVAL;
 		out->threads = (int)v;
@@ -435,12 +430,6 @@ static int status_read(struct np_ctx *ctx, int dirfd, const char *what, struct n
 	if (!status)
 		return -ENOMEM;
 	err = status_read_at(ctx, dirfd, what, status);
-	/* A pid listed, or named by an event, and reused since by a thread
-	 * of another process: its directory opens all the same (only
-	 * readdir hides threads), and the stat the scan read was the
-	 * thread's. It is not a process: gone, as the one listed is. */
-	if (!err && status->has_tgid && status->tgid != task->pid)
-		err = -ESRCH;
 	if (!err) {
 		task->cpus_allowed = status->cpus_allowed;
 		task->mems_allowed = status->mems_allowed;
@@ -804,16 +793,11 @@ struct pending_task {
 	uint64_t heard_ms;
 };
 
-/* Only items of /proc/PID/stat: one more of status (its Tgid, say) makes
- * libproc2 read and parse that too, for every task, and the kernel's
- * status costs some three times its stat (10,000 idle processes on the
- * host). Whether a pid is still a process is asked when its details are
- * read (status_read), before anything is done to it. */
 static enum pids_item pids_items[] = {
     PIDS_ID_PID,     PIDS_CMD,	PIDS_STATE,	PIDS_FLAGS, PIDS_TICS_ALL,
-    PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,
+    PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,   PIDS_ID_TGID,
 };
-enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS };
+enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS, I_TGID };
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 {
@@ -1108,6 +1092,10 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 
 		if (!e || e->kept || e->valid)
 			continue; /* not asked for: cannot happen */
+		/* A pid an event named, reused since by a thread: its stat
+		 * opens all the same (only readdir hides threads). */
+		if (PIDS_VAL(I_TGID, s_int, s, src->pids) != st.pid)
+			continue;
 		snprintf(st.comm, sizeof(st.comm), "%s", cmd ? cmd : "");
 		found++;
 		err = refine_comm(src, &st);

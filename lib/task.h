@@ -40,8 +40,6 @@ int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
 /* The fields of /proc/PID/status the daemon uses. */
 struct np_status {
 	uint64_t vm_rss_bytes; /* VmRSS; 0 for kernel threads (no line) */
-	int tgid;	       /* Tgid, when has_tgid */
-	bool has_tgid;
 	int threads;
 	struct np_bitmap cpus_allowed;	/* Cpus_allowed_list */
 	struct np_nodeset mems_allowed; /* Mems_allowed_list */

@@ -378,11 +378,6 @@ static void test_status(void)
 	CHECK_INT(st->bad_line, 3);
 	CHECK_INT(status_exact("Threads:\t-1\n", st), -EINVAL);
 	CHECK_INT(status_exact("Mems_allowed_list:\t99999\n", st), -EINVAL);
-	CHECK_INT(status_exact("Tgid:\t4x\n", st), -EINVAL);
-	CHECK_INT(status_exact("Name:\ta\nTgid:\t4321\n", st), 0);
-	CHECK(st->has_tgid && st->tgid == 4321);
-	CHECK_INT(status_exact(kthread, st), 0);
-	CHECK(!st->has_tgid);
 	/* Unknown lines are not judged, even odd ones. */
 	CHECK_INT(status_exact("Name:\t\xff\x01\nno colon here\nVmRSS:\t 8 kB\n", st), 0);
 	CHECK_U64(st->vm_rss_bytes, 8192);
@@ -682,42 +677,6 @@ static void test_fixture_hostile(void)
 	np_task_source_free(src);
 	np_topology_free(topo);
 	np_ctx_free(ctx);
-}
-
-/* A listed pid whose status names another thread group: the pid was
- * reused by a thread since the listing (the scan reads only stat, which a
- * thread's directory has too). Its details say it is gone. */
-static void test_details_of_a_thread(void)
-{
-	char root[] = "/tmp/np-task-tgid-XXXXXX", cmd[512];
-	struct np_ctx *ctx;
-	struct np_task_source *src;
-	struct np_task_list list = {0};
-	struct np_task *t;
-
-	CHECK(mkdtemp(root) != NULL);
-	snprintf(cmd, sizeof(cmd),
-		 "cp -R '%s'/. '%s' && sed -i 's/^Tgid:.*/Tgid:\t7/' '%s/proc/200/status'",
-		 fixture("tasks-hostile"), root, root);
-	CHECK_INT(system(cmd), 0);
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	np_ctx_set_log_fn(ctx, capture_log, NULL);
-	CHECK_INT(np_task_source_new(ctx, &src), 0);
-	CHECK_INT(np_task_source_scan(src, &list), 0);
-	t = (struct np_task *)find_task(&list, 200);
-	CHECK(t != NULL);
-	if (t) {
-		CHECK_INT(np_task_read_details(ctx, t), -ESRCH);
-		CHECK(!t->has_details);
-	}
-	/* Its neighbour, whose status agrees, is read as before. */
-	t = (struct np_task *)find_task(&list, 100);
-	CHECK(t && np_task_read_details(ctx, t) == 0);
-	np_task_list_clear(&list);
-	np_task_source_free(src);
-	np_ctx_free(ctx);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	CHECK_INT(system(cmd), 0);
 }
 
 static int write_file(const char *dir, const char *name, const char *text)
@@ -1066,7 +1025,6 @@ int main(void)
 	test_fixture_basic();
 	test_fixture_cpuset();
 	test_fixture_hostile();
-	test_details_of_a_thread();
 	test_node_load_delta();
 	test_keep_records();
 	test_live();
