@@ -764,7 +764,8 @@ static int write_summary(const struct np_stats *stats, FILE *out)
 			seconds(ru.ru_stime));
 	/* What the cycles took of it; the rest is the start, the loop's
 	 * other events (metrics, the connector) and moves off the loop. */
-	fprintf(out, "cycles %" PRIu64 ": %.3f s of CPU, %.3f s of wall time, the longest %.1f ms\n",
+	fprintf(out,
+		"cycles %" PRIu64 ": %.3f s of CPU, %.3f s of wall time, the longest %.1f ms\n",
 		h->ticks, (double)h->tick_cpu_ns / 1e9, (double)h->tick_ns / 1e9,
 		(double)h->tick_max_ns / 1e6);
 	return ferror(out) ? -EIO : 0;
