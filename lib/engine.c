@@ -615,11 +615,12 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 
 /*
  * Read the machine again: every node's CPUs, free memory and distances, and
- * the kernel's balancing sysctl. A tick does it only when it decides on a
- * task (or shows every task); one that only reads a few tasks' stat, as
- * most do, works with the last figures: 1 + 3 files a node and the sysctl
- * were most of the cost of such a tick (under the guests' emulation, most
- * of a no-work scenario's daemon CPU).
+ * the kernel's balancing sysctl. A tick does it only when it reads a task
+ * (its numa_maps, or a sampled look, which needs each CPU's node); one that
+ * reads a few tasks' stat or none, as most do, works with the last figures.
+ * On the host such a tick opened some 22 files and now opens one (uptime);
+ * in the 2-node guest's no-work scenarios the cycles' CPU fell by 10-25%
+ * (docs/benchmarks-repeated.md).
  */
 static int read_machine(struct np_engine *engine)
 {
@@ -632,6 +633,19 @@ static int read_machine(struct np_engine *engine)
 	engine->topo = topo;
 	engine->kernel_numa_balancing = read_kernel_balancing(engine->ctx);
 	return 0;
+}
+
+/* The plan counted its picks as read. A tick that fails before reading
+ * them reports them failed, so that each is tried again after a back-off,
+ * as after a failed read, and not only when its next period ends. */
+static void picks_failed(struct np_engine *engine, const struct tick *t)
+{
+	for (unsigned p = 0; p < t->plan.nr_picks; p++) {
+		unsigned i = t->plan.picks[p];
+
+		np_sched_done(engine->sched, &engine->states.v[i].sched, &t->list->tasks[i], 0,
+			      NP_SCAN_FAILED);
+	}
 }
 
 static int observe(struct np_engine *engine, struct tick *t)
@@ -650,7 +664,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 		machine_read = true;
 	}
 	/* Against the last figures: which nodes a task's CPUs are on changes
-	 * only with a CPU's hot-plug, which the next look sees. */
+	 * only with a CPU's hot-plug, which this check sees once a tick that
+	 * read a task has read the machine again. */
 	if (!t->opts->look_once)
 		repinned = poke_repinned(engine, engine->topo);
 	engine->keep_cursor = 0;
@@ -680,22 +695,28 @@ static int observe(struct np_engine *engine, struct tick *t)
 				    t->opts->look_once, &t->plan);
 		engine->planned = NULL;
 	}
-	if (!err && !machine_read && (t->plan.nr_picks || engine->read_all))
-		err = read_machine(engine);
 	if (err)
 		return err;
-	if (np_topology_copy(engine->topo, &snap->topo))
-		return -ENOMEM;
+	/* A node that went away mid-read (a hot-plug) fails the read: the
+	 * tick reads its tasks with the last figures, and the next look
+	 * reads the machine again. */
+	if (!machine_read && t->plan.nr_picks && (err = read_machine(engine)))
+		np_log(engine->ctx, LOG_WARNING,
+		       "cannot read the nodes again (%s): this cycle uses the last figures",
+		       strerror(-err));
+	err = np_topology_copy(engine->topo, &snap->topo);
 	snap->kernel_numa_balancing = engine->kernel_numa_balancing;
 	/* The CPUs' use since the last tick, at every tick: a tick that
 	 * decides plans with the load of the last second, not of the time
 	 * since the last decision. */
-	snap->node_load = calloc(snap->topo->nr_nodes + 1, sizeof(double));
-	if (!snap->node_load)
-		return -ENOMEM;
-	err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
-	if (err)
+	if (!err && !(snap->node_load = calloc(snap->topo->nr_nodes + 1, sizeof(double))))
+		err = -ENOMEM;
+	if (!err)
+		err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	if (err) {
+		picks_failed(engine, t);
 		return err;
+	}
 	/* On one node nothing moves, and there is nothing to assume; with
 	 * homes, a task nobody pinned is homed at its first look, and a pinned
 	 * one's first move waits for nothing either. */

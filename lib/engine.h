@@ -16,7 +16,8 @@
 
 /*
  * One placement cycle, from observation to action (docs/architecture.md):
- * topology and tasks are read, the per-task state table is synced to the
+ * tasks are read (the topology only at a tick that reads a task's memory:
+ * the others keep the last one), the per-task state table is synced to the
  * task list, the scan scheduler picks the tasks whose numa_maps to read,
  * each is read once, the policy decides, the actuator acts on that same
  * read (or, dry, records), and what the tick saw and did comes back as a

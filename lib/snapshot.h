@@ -73,6 +73,9 @@ struct np_snap_task {
 };
 
 struct np_snapshot {
+	/* The machine as last read: at a daemon tick that read no task's
+	 * memory, as the last tick that did (or the first tick) read it; so
+	 * is kernel_numa_balancing. */
 	struct np_topology *topo;
 	double *node_load; /* per topo->nodes[i], 0..1 */
 	/* The plan's CPU demand per node against its CPUs (per topo->nodes[i]);

@@ -522,8 +522,8 @@ static void test_ticks(void)
 }
 
 /* A tick reads the machine (each node's memory, the balancing sysctl) only
- * when it decides on a task: one that reads no task's numa_maps keeps the
- * last figures, and the next look has the new ones. */
+ * when its plan picks a task: one that picks none keeps the last figures,
+ * and the next look has the new ones; so with nodes that came meanwhile. */
 static void test_machine_read_when_deciding(void)
 {
 	struct np_engine_params params = {.dry_run = true};
@@ -563,6 +563,22 @@ static void test_machine_read_when_deciding(void)
 	CHECK(snap && snap->nr_tasks == 2);
 	CHECK_U64(snap ? snap->topo->nodes[1].mem_free : 0, 524288ull << 10);
 	CHECK_INT(snap ? snap->kernel_numa_balancing : -2, 1);
+	np_snapshot_free(snap);
+	/* Two nodes more: a tick that picks nothing still has two (and its
+	 * load per node two entries), the next look four, and the status
+	 * what that look saw. */
+	four_nodes_of_one(root);
+	np_clock_advance(params.clock, cfg.scan_period_min_ms / 2);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap && snap->nr_tasks == 0 && snap->topo->nr_nodes == 2);
+	np_snapshot_free(snap);
+	np_clock_advance(params.clock, 2 * cfg.scan_period_max_ms);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap && snap->nr_tasks == 2 && snap->topo->nr_nodes == 4);
+	CHECK(snap && snap->node_plan != NULL);
+	np_snapshot_free(snap);
+	CHECK_INT(np_engine_status(engine, &snap), 0);
+	CHECK(snap && snap->topo->nr_nodes == 4);
 	np_snapshot_free(snap);
 
 	np_engine_free(engine);
