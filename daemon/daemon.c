@@ -564,6 +564,7 @@ static int setup(struct daemon *d)
 	    .should_stop = stop_requested,
 	    .moves_off_loop = true,
 	    .task_events = true,
+	    .run_samples = true,
 	};
 	int err;
 

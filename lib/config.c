@@ -90,6 +90,7 @@ static const struct key keys[] = {
     U64(scan_budget_mb, 4096, 1, 1048576),
     U64(min_rss_mb, 100, 0, 1048576),
     UNSIGNED(min_cpu_percent, 5, 0, 100),
+    UNSIGNED(run_sample_hz, 10, 0, 1000),
     UNSIGNED(locality_target_percent, 90, 1, 100),
     UNSIGNED(node_mem_headroom_percent, 10, 0, 50),
     UNSIGNED(hysteresis_periods, 3, 0, 100),

@@ -52,6 +52,7 @@ struct np_config {
 	uint64_t scan_budget_mb;	    /* MiB of RSS whose numa_maps one tick reads */
 	uint64_t min_rss_mb;		    /* smaller tasks are skipped */
 	unsigned min_cpu_percent;	    /* CPU use since last look, % of one CPU */
+	unsigned run_sample_hz;		    /* samples a second of which process runs; 0: off */
 	unsigned locality_target_percent;   /* a task this local is left alone */
 	unsigned node_mem_headroom_percent; /* free memory a target node keeps after a move */
 	unsigned hysteresis_periods;	    /* no decision flips back within this many periods */

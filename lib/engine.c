@@ -14,6 +14,7 @@
 #include "pageplan.h"
 #include "policy.h"
 #include "procevents.h"
+#include "runsample.h"
 #include "state.h"
 #include "task.h"
 
@@ -65,8 +66,18 @@ struct np_engine {
 	struct np_task_list list;
 	struct np_task_list *planned; /* this tick's, while it is planned */
 	bool read_all;		      /* this tick's scan reads every task */
-	unsigned keep_cursor;	      /* keep_record's place in the state table */
-	uint64_t keep_now_ms;	      /* this tick's time, for keep_record */
+	/* Which processes ran (lib/runsample.h), where it can be had: a
+	 * task due to be read that no sample saw running since its last read
+	 * keeps its record as unchanged. Not before runs_since_ms (the open,
+	 * or the last drain that lost samples): a read before is vouched for
+	 * by nothing. */
+	bool want_runs; /* np_engine_params.run_samples */
+	struct np_run_sampler *runs;
+	unsigned runs_hz; /* the rate it samples at */
+	uint64_t runs_since_ms;
+	bool runs_logged;     /* why there are none was said */
+	unsigned keep_cursor; /* keep_record's place in the state table */
+	uint64_t keep_now_ms; /* this tick's time, for keep_record */
 	/* The machine as last read (read_machine): its nodes, their CPUs,
 	 * free memory and distances, and the kernel's balancing sysctl. */
 	struct np_topology *topo;
@@ -131,18 +142,74 @@ static bool moving_task(void *data, const struct np_task *task)
 }
 
 /* Whether a task listed at the last tick may keep its record: not when
- * the tick reads all (a one-shot look, a recording), nor for a task the
- * scheduler wants figures of now. The source asks in pid order, the state
- * table's. */
-static bool keep_record(void *data, int pid, uint64_t start_ticks)
+ * the tick reads all (a one-shot look, a recording); as it was for a task
+ * the scheduler wants no figures of now; as unchanged for one it wants
+ * figures of that has not run since its last read, which samples would
+ * have seen. The source asks in pid order, the state table's. */
+static enum np_task_keep keep_record(void *data, int pid, uint64_t start_ticks)
 {
 	struct np_engine *engine = data;
-	const struct np_task_state *ts;
+	struct np_task_state *ts;
 
 	if (engine->read_all)
-		return false;
+		return NP_TASK_READ;
 	ts = np_state_table_find_next(&engine->states, pid, start_ticks, &engine->keep_cursor);
-	return ts && !np_sched_needs_read(&ts->sched, engine->keep_now_ms);
+	if (!ts)
+		return NP_TASK_READ;
+	if (!np_sched_needs_read(&ts->sched, engine->keep_now_ms))
+		return NP_TASK_KEEP;
+	if (engine->runs && !ts->ran && ts->read_known && ts->read_ms >= engine->runs_since_ms)
+		return NP_TASK_KEEP_UNCHANGED;
+	ts->ran = false;
+	ts->read_known = true;
+	ts->read_ms = engine->keep_now_ms;
+	return NP_TASK_READ;
+}
+
+/* A process a CPU sample found running: the states of its pid (a reused
+ * pid marks the old one too, which costs it one read). */
+static void note_run(void *data, int pid)
+{
+	struct np_state_table *t = data;
+
+	for (unsigned i = np_state_table_first_of(t, pid); i < t->nr && t->v[i].pid == pid; i++)
+		t->v[i].ran = true;
+}
+
+/* Open, or open again, the sampler of which processes run, for every CPU
+ * online (those of the nodes as last read, and those /proc/stat listed at
+ * the last tick: one brought online since the last look) at the
+ * configured rate; close it when the rate is 0. Where it cannot be had,
+ * tasks are read as without it. Before the tick's reads, which it can
+ * vouch for. */
+static void sample_runs(struct np_engine *engine, uint64_t now_ms)
+{
+	unsigned hz = engine->want_runs ? engine->cfg.run_sample_hz : 0;
+	struct np_bitmap cpus = *np_task_source_cpus_seen(engine->src);
+	int err;
+
+	for (unsigned n = 0; n < engine->topo->nr_nodes; n++)
+		np_bitmap_or(&cpus, &cpus, &engine->topo->nodes[n].cpus);
+	if (engine->runs && engine->runs_hz == hz && np_run_sampler_covers(engine->runs, &cpus))
+		return;
+	np_run_sampler_close(engine->runs);
+	engine->runs = NULL;
+	if (!hz)
+		return;
+	err = np_run_sampler_open(engine->ctx, &cpus, hz, &engine->runs);
+	if (err) {
+		if (!engine->runs_logged)
+			np_log(engine->ctx, LOG_INFO,
+			       "CPU samples: %s%s; small and idle tasks are read again at each "
+			       "wait's end",
+			       strerror(-err),
+			       err == -EPERM || err == -EACCES ? " (CAP_PERFMON is needed)" : "");
+		engine->runs_logged = true;
+		engine->want_runs = false; /* not tried again at every tick */
+		return;
+	}
+	engine->runs_hz = hz;
+	engine->runs_since_ms = now_ms;
 }
 
 /* The process connector, or why not (the fallback lists /proc each tick). */
@@ -191,6 +258,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->dry_run = params->dry_run;
 	engine->should_stop = params->should_stop;
 	engine->moves_off_loop = params->moves_off_loop;
+	engine->want_runs = params->run_samples;
 	engine->stop_data = params->stop_data;
 	engine->sample_lookup =
 	    params->sample_lookup ? params->sample_lookup : np_sample_lookup_kernel;
@@ -242,6 +310,7 @@ void np_engine_free(struct np_engine *engine)
 {
 	if (!engine)
 		return;
+	np_run_sampler_close(engine->runs);
 	np_state_table_clear(&engine->states);
 	np_task_list_clear(&engine->list);
 	np_topology_free(engine->topo);
@@ -668,6 +737,12 @@ static int observe(struct np_engine *engine, struct tick *t)
 	 * read a task has read the machine again. */
 	if (!t->opts->look_once)
 		repinned = poke_repinned(engine, engine->topo);
+	/* Who ran since the last tick, before the reads it spares. Samples
+	 * lost: a task read before now may have run unseen. */
+	if (engine->runs && np_run_sampler_drain(engine->runs, note_run, &engine->states))
+		engine->runs_since_ms = t->now_ms;
+	if (!t->opts->look_once)
+		sample_runs(engine, t->now_ms);
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
 	/* A process younger than scan_delay_ms is passed over: one the
@@ -680,15 +755,16 @@ static int observe(struct np_engine *engine, struct tick *t)
 	if (err)
 		return err;
 	snap->uptime_ms = t->list->uptime_ms;
-	np_stats_add_listing(engine->stats, t->list->listed_proc, t->list->nr - t->list->nr_kept,
-			     t->list->nr_kept);
+	np_stats_add_listing(engine->stats, t->list->listed_proc,
+			     t->list->nr - t->list->nr_kept - t->list->nr_unchanged,
+			     t->list->nr_kept, t->list->nr_unchanged);
 	if (engine->observer) {
 		err = engine->observer(engine->observer_data, t->list);
 		if (err)
 			return err;
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
-	err = np_state_table_sync(&engine->states, t->list, engine->sched);
+	err = np_state_table_sync(&engine->states, t->list, engine->sched, t->now_ms);
 	if (!err) {
 		engine->planned = t->list;
 		err = np_sched_plan(engine->sched, t->list, engine->states.sched,
@@ -717,6 +793,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 		picks_failed(engine, t);
 		return err;
 	}
+
 	/* On one node nothing moves, and there is nothing to assume; with
 	 * homes, a task nobody pinned is homed at its first look, and a pinned
 	 * one's first move waits for nothing either. */

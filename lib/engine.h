@@ -45,6 +45,11 @@ struct np_engine_params {
 	 * network namespace of its own, a fixture root), say so at info and
 	 * list /proc at every tick. False: list at every tick. */
 	bool task_events;
+	/* Learn which processes run from CPU samples (lib/runsample.h, at
+	 * run_sample_hz): a small or idle task due to be read that was not
+	 * seen running keeps its record. Where it cannot be had (no
+	 * CAP_PERFMON, a fixture root), say so at info and read them. */
+	bool run_samples;
 	/* How a sampled look finds where pages are (lib/sample.h); NULL: the
 	 * kernel's move_pages(2). Tests give their own. */
 	np_sample_lookup_fn sample_lookup;

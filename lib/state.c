@@ -24,11 +24,14 @@ static void state_release(struct np_task_state *st)
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,
-		       const struct np_sched *sched)
+		       const struct np_sched *sched, uint64_t now_ms)
 {
 	memset(st, 0, sizeof(*st));
 	st->pid = task->pid;
 	st->start_ticks = task->start_ticks;
+	/* A task new to the table is new to the scan: it was read now. */
+	st->read_known = !task->stat_kept;
+	st->read_ms = now_ms;
 	np_sched_task_init(sched, &st->sched);
 	np_act_task_init(&st->act);
 	st->memo.home = -1;
@@ -75,7 +78,7 @@ static int reserve(struct np_state_table *t, unsigned n)
  * the new states are made last, in slots every old occupant has left.
  */
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
-			const struct np_sched *sched)
+			const struct np_sched *sched, uint64_t now_ms)
 {
 	unsigned n = list->nr, old = 0, kept = 0, first_change = n;
 	bool moved_table;
@@ -121,7 +124,7 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 			t->v[i] = t->v[t->from[i]];
 	for (unsigned i = first_change; i < n; i++) {
 		if (t->from[i] == UINT_MAX) {
-			state_init(&t->v[i], &list->tasks[i], sched);
+			state_init(&t->v[i], &list->tasks[i], sched, now_ms);
 			t->seen++;
 		}
 	}
@@ -159,6 +162,21 @@ struct np_task_state *np_state_table_find(const struct np_state_table *t, int pi
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+unsigned np_state_table_first_of(const struct np_state_table *t, int pid)
+{
+	unsigned lo = 0, hi = t->nr;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 struct np_task_state *np_state_table_find_next(const struct np_state_table *t, int pid,

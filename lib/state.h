@@ -48,6 +48,12 @@ struct np_task_state {
 	int no_effect_node;	  /* a move there moved nothing; -1: none */
 	unsigned no_effect_looks; /* looks left before trying it again */
 	unsigned no_effect_wait;  /* the wait set last time: doubles */
+	/* What CPU samples (lib/runsample.h) tell of it: whether one saw it
+	 * running since read_ms, the tick whose scan last read its stat
+	 * (read_known: that read was seen; a read the engine did not see is
+	 * older than none). */
+	bool ran, read_known;
+	uint64_t read_ms;
 	/* Its last look as the tick's snapshot had it, without the VMAs and
 	 * the task's details, with .live kept over every look: what a status
 	 * shows (NULL before the first look). Owned. */
@@ -67,14 +73,15 @@ struct np_state_table {
 /*
  * Make the table match @list, which must be sorted by (pid, start_ticks)
  * without repeats: afterwards v[i] is the state of list->tasks[i]. States of
- * tasks still listed are kept, new ones start fresh for @sched, the others
+ * tasks still listed are kept, new ones start fresh for @sched (read at
+ * @now_ms, when their record was read, which a new task's is), the others
  * are released (their pidfds closed, their history freed). Pointers into
  * the table are valid until the next sync, after which they may point at
  * another task's state. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
  * table is unchanged).
  */
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
-			const struct np_sched *sched);
+			const struct np_sched *sched, uint64_t now_ms);
 
 /* Release every state and the arrays; the table reads as empty after. */
 void np_state_table_clear(struct np_state_table *t);
@@ -88,3 +95,7 @@ struct np_task_state *np_state_table_find(const struct np_state_table *t, int pi
  * asked for, so that a pass over a sorted list walks the table once. */
 struct np_task_state *np_state_table_find_next(const struct np_state_table *t, int pid,
 					       uint64_t start_ticks, unsigned *cursor);
+
+/* The index of the first state of @pid, whatever its start time: the
+ * states of @pid are those from there on with that pid (t->nr: none). */
+unsigned np_state_table_first_of(const struct np_state_table *t, int pid);

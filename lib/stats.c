@@ -36,9 +36,10 @@ struct stats_hot {
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
-	uint64_t stats_read, stats_kept; /* tasks listed: their stat read, or kept */
-	uint64_t listings[2];		 /* by events, of /proc */
-	uint64_t sampled_looks[2];	 /* a numa_maps read followed, or not needed */
+	/* Tasks listed: their stat read, kept, or kept as unchanged. */
+	uint64_t stats_read, stats_kept, stats_unchanged;
+	uint64_t listings[2];	   /* by events, of /proc */
+	uint64_t sampled_looks[2]; /* a numa_maps read followed, or not needed */
 	uint64_t skips[NP_REASON_COUNT];
 	uint64_t page_failures[ERRNO_SLOTS];
 	uint64_t failures[NP_CALL_NR][ERRNO_SLOTS];
@@ -264,12 +265,14 @@ void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads)
 	unlock(stats);
 }
 
-void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept)
+void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept,
+			  uint64_t unchanged)
 {
 	lock(stats);
 	stats->hot.listings[of_proc]++;
 	stats->hot.stats_read += read;
 	stats->hot.stats_kept += kept;
+	stats->hot.stats_unchanged += unchanged;
 	unlock(stats);
 }
 
@@ -355,6 +358,11 @@ uint64_t np_stats_scans(const struct np_stats *stats)
 uint64_t np_stats_listed(const struct np_stats *stats, bool kept)
 {
 	return read_counter(stats, kept ? &stats->hot.stats_kept : &stats->hot.stats_read);
+}
+
+uint64_t np_stats_listed_unchanged(const struct np_stats *stats)
+{
+	return read_counter(stats, &stats->hot.stats_unchanged);
 }
 
 static const struct {
@@ -601,10 +609,12 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 				stats->plan_cpus[i]);
 	}
 	family(out, "listed_tasks_total", "counter",
-	       "Tasks listed at each cycle, by whether their /proc/PID/stat was read or the last "
-	       "read's record stood in.");
+	       "Tasks listed at each cycle, by whether their /proc/PID/stat was read, the last "
+	       "read's record stood in, or stood in as unchanged (not seen running since).");
 	fprintf(out, "numaplaced_listed_tasks_total{stat=\"read\"} %" PRIu64 "\n", h->stats_read);
 	fprintf(out, "numaplaced_listed_tasks_total{stat=\"kept\"} %" PRIu64 "\n", h->stats_kept);
+	fprintf(out, "numaplaced_listed_tasks_total{stat=\"unchanged\"} %" PRIu64 "\n",
+		h->stats_unchanged);
 	family(out, "task_listings_total", "counter",
 	       "Cycles' task lists, by where they came from: a listing of /proc, or the last "
 	       "list and the process connector's events since.");

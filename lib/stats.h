@@ -86,8 +86,9 @@ void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);
 
 /* One cycle's task list, from a listing of /proc (@of_proc) or from
  * events: @read tasks had their stat read, @kept kept the last read's
- * record. */
-void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept);
+ * record, @unchanged kept it as current (not seen running since). */
+void np_stats_add_listing(struct np_stats *stats, bool of_proc, uint64_t read, uint64_t kept,
+			  uint64_t unchanged);
 
 /* One numa_maps read of @bytes. */
 void np_stats_add_scan(struct np_stats *stats, uint64_t numa_maps_bytes);
@@ -122,6 +123,8 @@ uint64_t np_stats_skips(const struct np_stats *stats, enum np_reason reason);
 uint64_t np_stats_scans(const struct np_stats *stats);
 /* Tasks listed with their stat read (@kept false) or kept, so far. */
 uint64_t np_stats_listed(const struct np_stats *stats, bool kept);
+/* Tasks listed with their record kept as unchanged, so far. */
+uint64_t np_stats_listed_unchanged(const struct np_stats *stats);
 
 /* Write every counter in the Prometheus text exposition format (version
  * 0.0.4): metric names start with numaplaced_, each family has # HELP and

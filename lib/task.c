@@ -760,6 +760,7 @@ struct np_task_source {
 	/* Per-CPU counters of the previous node load call, by CPU number. */
 	struct np_cpu_ticks *prev_cpus;
 	unsigned nr_prev_cpus;
+	struct np_bitmap cpus_seen; /* the CPUs of that call */
 	/* The last scan's tasks (struct src_entry, below), and who says which
 	 * of them need not be read again. */
 	struct src_entry *last;
@@ -888,6 +889,7 @@ struct src_entry {
 	uint64_t ino;
 	bool changed; /* an event said so: read it, whatever the callback says */
 	bool kept;    /* the last record stands in for this scan's */
+	bool unchanged; /* kept, and known not to have changed */
 	bool valid;   /* read (or kept); false: vanished, or unreadable */
 	struct np_stat st;
 };
@@ -1421,12 +1423,16 @@ static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned 
 		 * instantiate: no identity to go by (0 is a process the events
 		 * named, which no event has said anything of since). A zombie
 		 * may be reaped without an event: read, to see it go. */
+		enum np_task_keep keep;
+
 		if (v[i].changed || last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
 		    v[i].ino == 1 || last->st.state == 'Z' || last->st.state == 'X' ||
-		    !src->keep(src->keep_data, last->st.pid, last->st.start_ticks))
+		    (keep = src->keep(src->keep_data, last->st.pid, last->st.start_ticks)) ==
+			NP_TASK_READ)
 			continue;
 		v[i].st = last->st;
 		v[i].kept = v[i].valid = true;
+		v[i].unchanged = keep == NP_TASK_KEEP_UNCHANGED;
 	}
 }
 
@@ -1439,6 +1445,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	np_task_list_reset(list);
 	list->nr_vanished = 0;
 	list->nr_kept = 0;
+	list->nr_unchanged = 0;
 	list->ticks_per_s = src->ticks_per_s;
 	err = uptime_read(src->ctx, &list->uptime_ms);
 	if (!err)
@@ -1453,14 +1460,16 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 			continue;
 		err = add_task(src, list, &v[i].st);
 		if (!err) {
-			list->tasks[list->nr - 1].stat_kept = v[i].kept;
-			list->nr_kept += v[i].kept;
+			list->tasks[list->nr - 1].stat_kept = v[i].kept && !v[i].unchanged;
+			list->nr_kept += v[i].kept && !v[i].unchanged;
+			list->nr_unchanged += v[i].unchanged;
 			v[kept++] = v[i];
 		}
 	}
 	if (err) {
 		list->nr = 0;
 		list->nr_kept = 0;
+		list->nr_unchanged = 0;
 		src->must_list = true; /* the events it took are in no list */
 		return err;
 	}
@@ -1577,9 +1586,13 @@ int np_task_source_node_load(struct np_task_source *src, const struct np_topolog
 		err = -ENOMEM;
 		goto out;
 	}
+	np_bitmap_zero(&src->cpus_seen);
 	for (unsigned i = 0; i < nr; i++) {
 		struct np_cpu_ticks *prev = &src->prev_cpus[cpus[i].cpu];
 		int idx = np_topology_index(topo, np_topology_cpu_node(topo, cpus[i].cpu));
+
+		if ((unsigned)cpus[i].cpu < NP_MAX_CPUS)
+			np_bitmap_set(&src->cpus_seen, (unsigned)cpus[i].cpu);
 
 		/* Counters never go back; if they seem to, skip one round. */
 		if (idx >= 0 && cpus[i].busy >= prev->busy && cpus[i].total >= prev->total) {
@@ -1598,4 +1611,9 @@ out:
 	free(total_ticks);
 	free(cpus);
 	return err;
+}
+
+const struct np_bitmap *np_task_source_cpus_seen(const struct np_task_source *src)
+{
+	return &src->cpus_seen;
 }

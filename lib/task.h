@@ -73,7 +73,8 @@ struct np_task {
 	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */
 	/* Nothing of it was read by this scan: the fields above are the last
 	 * read's (np_task_source_set_keep), but for age_ms, brought up to
-	 * date. */
+	 * date. False too for a record kept as unchanged, which is as good as
+	 * a read. */
 	bool stat_kept;
 
 	/* Filled by np_task_read_details(); until then has_details is false.
@@ -102,11 +103,12 @@ struct np_task_list {
 	struct np_task *tasks;
 	unsigned nr;
 	unsigned cap;
-	uint64_t uptime_ms;   /* the machine's uptime at the scan */
-	unsigned ticks_per_s; /* USER_HZ */
-	unsigned nr_vanished; /* tasks dropped because they exited mid-read */
-	unsigned nr_kept;     /* tasks whose last record stood in (stat_kept) */
-	bool listed_proc;     /* /proc was listed (not: the process connector's events) */
+	uint64_t uptime_ms;    /* the machine's uptime at the scan */
+	unsigned ticks_per_s;  /* USER_HZ */
+	unsigned nr_vanished;  /* tasks dropped because they exited mid-read */
+	unsigned nr_kept;      /* tasks whose last record stood in (stat_kept) */
+	unsigned nr_unchanged; /* tasks whose last record stood in as current */
+	bool listed_proc;      /* /proc was listed (not: the process connector's events) */
 };
 
 /*
@@ -130,8 +132,16 @@ int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out);
 void np_task_source_free(struct np_task_source *src);
 
 /* Whether the last record of (@pid, @start_ticks) may stand in for a read
- * this scan. A scan asks in ascending (pid, start_ticks) order. */
-typedef bool (*np_task_keep_fn)(void *data, int pid, uint64_t start_ticks);
+ * this scan: no (read it), yes (stat_kept: its figures are old), or yes,
+ * and it is as good as a read (the task has not run since, so nothing in
+ * its stat changed but what the scan brings up to date: its age). A scan
+ * asks in ascending (pid, start_ticks) order. */
+enum np_task_keep {
+	NP_TASK_READ,
+	NP_TASK_KEEP,
+	NP_TASK_KEEP_UNCHANGED,
+};
+typedef enum np_task_keep (*np_task_keep_fn)(void *data, int pid, uint64_t start_ticks);
 
 /* Ask @keep (NULL: read every task) at each scan; @data is passed on. */
 void np_task_source_set_keep(struct np_task_source *src, np_task_keep_fn keep, void *data);
@@ -179,6 +189,10 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list);
  * ticks reads 0. Returns 0 or -errno. */
 int np_task_source_node_load(struct np_task_source *src, const struct np_topology *topo,
 			     double *busy);
+
+/* The CPUs the last np_task_source_node_load found online (those
+ * /proc/stat lists); empty before the first. */
+const struct np_bitmap *np_task_source_cpus_seen(const struct np_task_source *src);
 
 /* Read status (allowed CPUs and nodes, VmRSS), cgroup and each thread's last
  * CPU of one task, through its directory as np_task_dir_open() checked it.

@@ -764,7 +764,7 @@ int np_replay_run(const struct np_trace *trace, const struct np_config *cfg,
 				    list->tasks[i].age_ms;
 			result->trace_scans++;
 		}
-		err = np_state_table_sync(&states, list, sched);
+		err = np_state_table_sync(&states, list, sched, now);
 		if (!err)
 			err = np_sched_plan(sched, list, states.sched, false, &plan);
 		if (err)

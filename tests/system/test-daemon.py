@@ -747,12 +747,14 @@ def test_metrics_hostile_clients():
     check(d.stop() == 0, "hostile clients: the daemon stops cleanly")
 
 
-def stat_counts(d):
+def stat_counts(d, unchanged=False):
     _, body = d.metrics()
     out = {}
-    for how in ("read", "kept"):
+    for how in ("read", "kept", "unchanged"):
         m = re.search(r'^numaplaced_listed_tasks_total\{stat="%s"\} (\S+)$' % how, body, re.M)
         out[how] = float(m.group(1)) if m else -1.0
+    if unchanged:
+        return out["read"], out["kept"], out["unchanged"]
     return out["read"], out["kept"]
 
 
@@ -823,17 +825,72 @@ def test_stats_kept():
               f"kept: the loop drains the events of 600 processes in batches "
               f"({busy_woken} wakeups against {quiet_woken} without them)")
     ticks = d.counter("numaplaced_ticks_total")
+    read, _, unchanged = stat_counts(d, True)
     d.proc.send_signal(signal.SIGHUP)
     check(d.wait_log(r"applied") is not None, "kept: reload applied")
     wait_for(lambda: d.counter("numaplaced_ticks_total") >= ticks + 3, 10)
-    read2, _ = stat_counts(d)
+    read2, _, unchanged2 = stat_counts(d, True)
     tasks = len([n for n in os.listdir("/proc") if n.isdigit()])
-    check(read2 - read >= 0.8 * tasks,
-          f"kept: a reload reads every task again ({read2 - read:.0f} reads, {tasks} tasks)")
+    # Every task afresh: read, or, when CPU samples say it has not run
+    # since its last read, that record as unchanged.
+    fresh = read2 - read + unchanged2 - unchanged
+    check(fresh >= 0.8 * tasks,
+          f"kept: a reload reads every task again ({read2 - read:.0f} reads, "
+          f"{unchanged2 - unchanged:.0f} unchanged, {tasks} tasks)")
     check(d.stop() == 0, "kept: daemon stops cleanly")
 
 
-for test in (test_sigterm_and_metrics, test_sighup, test_stats_kept, test_sighup_metrics_listen,
+def test_run_samples():
+    """With CPU samples, a small task due to be read that was not seen
+    running keeps its record as unchanged; once it wakes up and grows it is
+    read and looked at all the same. With run_sample_hz = 0 nothing is
+    kept as unchanged."""
+    sleeper = subprocess.Popen([sys.executable, "-c",
+                                "import time\n"
+                                "time.sleep(4)\n"
+                                "b = bytearray(96 << 20)\n"
+                                "while True:\n"
+                                "    for i in range(0, len(b), 4096): b[i] = 1\n"])
+    d = Daemon("runs", BASE + "tick_ms = 100\nscan_delay_ms = 0\nscan_period_min_ms = 200\n"
+               "scan_period_max_ms = 1000\nmin_rss_mb = 64\nmin_cpu_percent = 0\n"
+               "include_comm = python3*\n", "--dry-run")
+    check(d.wait_log(r"started") is not None, "runs: daemon starts")
+    time.sleep(3)
+    read, _, unchanged = stat_counts(d, True)
+    fallback = re.search(r"CPU samples: (.*); small and idle", d.text())
+    print(f"     3 s: {read:.0f} stat reads, {unchanged:.0f} records unchanged; "
+          f"{'fallback: ' + fallback.group(1) if fallback else 'CPU samples'}", flush=True)
+    if fallback:
+        check(unchanged == 0, f"runs: without samples no record is kept as unchanged "
+              f"({unchanged:.0f})")
+    else:
+        check(unchanged > read,
+              f"runs: small idle tasks keep their record as unchanged "
+              f"({read:.0f} read, {unchanged:.0f} unchanged)")
+
+    def looked():
+        st = d.status_json()
+        t = [t for t in (st or {}).get("tasks", []) if t["pid"] == sleeper.pid]
+        return t[0] if t and t[0]["live"]["looks"] >= 1 else None
+    t = wait_for(looked, 15, 0.2)
+    check(t is not None, "runs: the task that woke up and grew is looked at")
+    with open(d.conf, "a") as f:
+        f.write("run_sample_hz = 0\n")
+    ticks = d.counter("numaplaced_ticks_total")
+    d.proc.send_signal(signal.SIGHUP)
+    check(d.wait_log(r"applied") is not None, "runs: reload applied")
+    wait_for(lambda: d.counter("numaplaced_ticks_total") >= ticks + 3, 10)
+    _, _, before = stat_counts(d, True)
+    time.sleep(2)
+    _, _, after = stat_counts(d, True)
+    check(after == before, f"runs: with run_sample_hz = 0 none unchanged ({after - before:.0f})")
+    check(d.stop() == 0, "runs: daemon stops cleanly")
+    sleeper.kill()
+    sleeper.wait()
+
+
+for test in (test_sigterm_and_metrics, test_sighup, test_stats_kept, test_run_samples,
+             test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
              test_status_before_first_cycle, test_status_accept_fails, test_status_live,

@@ -197,9 +197,9 @@ static bool has_pid(const struct np_task_list *list, int pid)
 	return find(list, pid) != NULL;
 }
 
-static bool keep_all(void *data, int pid, uint64_t start_ticks)
+static enum np_task_keep keep_all(void *data, int pid, uint64_t start_ticks)
 {
-	return true;
+	return NP_TASK_KEEP;
 }
 
 static pid_t pausing_child(void)

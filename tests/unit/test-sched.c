@@ -81,7 +81,7 @@ static int plan_tick(struct np_sched *sched, struct np_state_table *table,
 	int err;
 
 	qsort(list->tasks, list->nr, sizeof(*list->tasks), compare_ids);
-	err = np_state_table_sync(table, list, sched);
+	err = np_state_table_sync(table, list, sched, 0);
 	if (err)
 		return err;
 	return np_sched_plan(sched, list, table->sched, false, plan);
@@ -1042,7 +1042,7 @@ static void test_bad_input(void)
 	CHECK_INT(np_sched_plan(sched, &list, table.sched, false, &plan), -EINVAL);
 	/* An unsorted list too. */
 	make_list(&list, unsorted, 2, 5000);
-	CHECK_INT(np_state_table_sync(&table, &list, sched), -EINVAL);
+	CHECK_INT(np_state_table_sync(&table, &list, sched, 0), -EINVAL);
 	CHECK_INT(np_sched_plan(sched, &list, table.sched, false, &plan), -EINVAL);
 	CHECK_U64(np_sched_counters(sched)->ticks, 0);
 	list.nr = 1;
@@ -1117,7 +1117,7 @@ static void test_sync_in_place(void)
 			if (alive[pid])
 				storage[list.nr++] =
 				    (struct np_task){.pid = (int)pid + 1, .start_ticks = born[pid]};
-		CHECK_INT(np_state_table_sync(&table, &list, sched), 0);
+		CHECK_INT(np_state_table_sync(&table, &list, sched, 0), 0);
 		CHECK_INT(table.nr, list.nr);
 		nr_alive = 0;
 		for (unsigned i = 0; i < list.nr; i++) {

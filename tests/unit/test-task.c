@@ -757,21 +757,24 @@ static void test_node_load_delta(void)
  * asked. */
 struct keep_rule {
 	int keep_pid[4];
+	int unchanged_pid; /* kept as unchanged */
 	unsigned asked;
 	uint64_t last_start; /* the start time it was given for pid 10 */
 };
 
-static bool keep_some(void *data, int pid, uint64_t start_ticks)
+static enum np_task_keep keep_some(void *data, int pid, uint64_t start_ticks)
 {
 	struct keep_rule *rule = data;
 
 	rule->asked++;
 	if (pid == 10)
 		rule->last_start = start_ticks;
+	if (pid == rule->unchanged_pid)
+		return NP_TASK_KEEP_UNCHANGED;
 	for (int i = 0; i < 4; i++)
 		if (rule->keep_pid[i] == pid)
-			return true;
-	return false;
+			return NP_TASK_KEEP;
+	return NP_TASK_READ;
 }
 
 static int write_stat(const char *proc, int pid, uint64_t utime, uint64_t start)
@@ -794,7 +797,7 @@ static int write_stat(const char *proc, int pid, uint64_t utime, uint64_t start)
 static void test_keep_records(void)
 {
 	char root[] = "/tmp/np-task-XXXXXX", proc[64], from[128], to[128];
-	struct keep_rule rule = {{10, 20}, 0, 0};
+	struct keep_rule rule = {{10, 20}, 0, 0, 0};
 	struct np_ctx *ctx;
 	struct np_task_source *src;
 	struct np_task_list list = {0};
@@ -836,6 +839,19 @@ static void test_keep_records(void)
 	CHECK(t && !t->stat_kept && t->cpu_ticks == 50);
 	t = find_task(&list, 20);
 	CHECK(t && t->stat_kept && t->cpu_ticks == 7);
+
+	/* Kept as unchanged: the old figures, not marked stale, and counted
+	 * apart. */
+	CHECK_INT(write_stat(proc, 20, 70, 200), 0);
+	rule.unchanged_pid = 20;
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK_INT(list.nr_kept, 0);
+	CHECK_INT(list.nr_unchanged, 1);
+	t = find_task(&list, 20);
+	CHECK(t && !t->stat_kept && t->cpu_ticks == 7);
+	t = find_task(&list, 10);
+	CHECK(t && !t->stat_kept && t->cpu_ticks == 50);
+	rule.unchanged_pid = 0;
 
 	/* Another directory under pid 20 (the old one still exists, so the
 	 * inode differs): read, whatever the callback says; a new pid is

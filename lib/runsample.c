@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "runsample.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+/* Data pages of each CPU's ring (a power of two): 16 KiB hold 1,024
+ * samples, 100 s of one busy CPU at 10 Hz, far more than a tick's. Within
+ * perf_event_mlock_kb (516 KiB a CPU by default) even without
+ * CAP_PERFMON's exemption. */
+#define RING_PAGES 4
+
+struct run_cpu {
+	int fd;
+	unsigned char *map; /* the control page, then the ring */
+};
+
+struct np_run_sampler {
+	struct run_cpu *cpus;
+	unsigned nr;
+	size_t page_size, map_len;
+	struct np_bitmap covered;
+};
+
+/* A sample as PERF_SAMPLE_TID lays it out after its header. */
+struct sample_tid {
+	uint32_t pid, tid;
+};
+
+/* Copy @len bytes at @pos of the ring out, across its end if need be. */
+static void ring_copy(const unsigned char *ring, uint64_t size, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = (size_t)(pos & (size - 1)), first = size - off < len ? size - off : len;
+
+	memcpy(dst, ring + off, first);
+	memcpy((unsigned char *)dst + first, ring, len - first);
+}
+
+int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
+			 np_run_fn fn, void *data)
+{
+	bool lost = false;
+
+	if (!size || (size & (size - 1)) || head - tail > size)
+		return -EINVAL;
+	while (tail != head) {
+		struct perf_event_header h;
+		struct sample_tid s;
+
+		if (head - tail < sizeof(h))
+			return -EINVAL;
+		ring_copy(ring, size, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail)
+			return -EINVAL;
+		if (h.type == PERF_RECORD_SAMPLE) {
+			if (h.size < sizeof(h) + sizeof(s))
+				return -EINVAL;
+			ring_copy(ring, size, tail + sizeof(h), &s, sizeof(s));
+			if (s.pid > 0 && s.pid <= INT32_MAX)
+				fn(data, (int)s.pid);
+		} else if (h.type == PERF_RECORD_LOST) {
+			lost = true;
+		}
+		tail += h.size;
+	}
+	return lost ? -ENOBUFS : 0;
+}
+
+static int open_cpu(unsigned cpu, unsigned hz, size_t map_len, struct run_cpu *out)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .sample_period = 1000000000ull / hz, /* cpu-clock counts nanoseconds */
+	    .sample_type = PERF_SAMPLE_TID,
+	    /* Nobody waits on the fd: wake no one until the ring is half full. */
+	    .watermark = 1,
+	    .wakeup_watermark = (uint32_t)(map_len / 2),
+	};
+	long fd = syscall(SYS_perf_event_open, &attr, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	void *map;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	/* Writable: the reader says how far it read (data_tail), so the
+	 * kernel never overwrites what was not read, and counts the rest
+	 * lost instead. */
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (map == MAP_FAILED) {
+		int err = -errno;
+
+		close((int)fd);
+		return err;
+	}
+	out->fd = (int)fd;
+	out->map = map;
+	return 0;
+}
+
+int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsigned hz,
+			struct np_run_sampler **out)
+{
+	struct np_run_sampler *s;
+	long page = sysconf(_SC_PAGESIZE);
+	int err = 0;
+
+	if (!np_ctx_is_live(ctx))
+		return -EOPNOTSUPP;
+	if (hz < 1 || hz > 1000 || page <= 0)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->cpus = calloc(np_bitmap_weight(cpus) + 1, sizeof(*s->cpus)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->page_size = (size_t)page;
+	s->map_len = (1 + RING_PAGES) * s->page_size;
+	np_bitmap_for_each(cpu, cpus)
+	{
+		err = open_cpu((unsigned)cpu, hz, s->map_len, &s->cpus[s->nr]);
+		/* A CPU that went offline since it was listed: not covered,
+		 * and the caller's next coverage check opens again. */
+		if (err == -ENODEV)
+			continue;
+		if (err)
+			break;
+		s->nr++;
+		np_bitmap_set(&s->covered, (unsigned)cpu);
+	}
+	if (err) {
+		np_run_sampler_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void np_run_sampler_close(struct np_run_sampler *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->nr; i++) {
+		munmap(s->cpus[i].map, s->map_len);
+		close(s->cpus[i].fd);
+	}
+	free(s->cpus);
+	free(s);
+}
+
+bool np_run_sampler_covers(const struct np_run_sampler *s, const struct np_bitmap *cpus)
+{
+	return np_bitmap_subset(cpus, &s->covered);
+}
+
+int np_run_sampler_drain(struct np_run_sampler *s, np_run_fn fn, void *data)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; i < s->nr; i++) {
+		struct perf_event_mmap_page *meta = (void *)s->cpus[i].map;
+		uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = meta->data_tail;
+		int err = np_run_records_parse(s->cpus[i].map + s->page_size,
+					       RING_PAGES * s->page_size, tail, head, fn, data);
+
+		/* A ring that does not parse is skipped whole: the caller
+		 * learns some runs went unreported. */
+		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+		if (err && ret != -EINVAL)
+			ret = err;
+	}
+	return ret;
+}

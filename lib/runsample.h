@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bitmap.h"
+#include "context.h"
+
+/*
+ * Which processes ran, from a sample of every CPU a few times a second
+ * (perf_event_open(2): the software cpu-clock event of each CPU, which
+ * records the pid it interrupted). A process that is never sampled has
+ * very likely not run: its /proc records are as the last read left them,
+ * so the scan need not read them again to learn that it is idle. The cost
+ * follows the number of CPUs and the rate, not the number of tasks; a
+ * process that runs less than one sample period in all is missed, which
+ * matters only near the CPU filter's threshold (a task at 5% of a CPU is
+ * sampled once every two seconds on average at 10 Hz).
+ *
+ * CPU-wide events need CAP_PERFMON (or CAP_SYS_ADMIN before Linux 5.8),
+ * or perf_event_paranoid <= 0; without them the caller reads as before.
+ */
+struct np_run_sampler;
+
+/* Called with each process a sample found running (repeats allowed). */
+typedef void (*np_run_fn)(void *data, int pid);
+
+/* The records between @tail and @head of a perf ring buffer of @size bytes
+ * (a power of two) at @ring, as the kernel wrote them (pure): each sample's
+ * pid is passed to @fn, the idle task's (pid 0) excepted. Returns 0,
+ * -ENOBUFS when the kernel says samples were lost (the others are still
+ * reported), or -EINVAL for a ring whose records do not add up (those
+ * before the bad one are reported). */
+int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
+			 np_run_fn fn, void *data);
+
+/* Sample each CPU of @cpus @hz times a second (1..1000) from now on.
+ * Returns 0, -EOPNOTSUPP under a fixture root or where the kernel has no
+ * perf events, -EPERM or -EACCES without the privilege, or another
+ * -errno; nothing is left open on failure. */
+int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsigned hz,
+			struct np_run_sampler **out);
+
+/* Stop sampling; NULL is accepted. */
+void np_run_sampler_close(struct np_run_sampler *s);
+
+/* Whether every CPU of @cpus is sampled (a CPU brought online after the
+ * open is not). */
+bool np_run_sampler_covers(const struct np_run_sampler *s, const struct np_bitmap *cpus);
+
+/* Pass every process sampled since the last drain to @fn (no system
+ * calls: the rings are mapped). Returns 0, or -ENOBUFS or -EINVAL as
+ * np_run_records_parse: then some process that ran may not have been
+ * reported. */
+int np_run_sampler_drain(struct np_run_sampler *s, np_run_fn fn, void *data);

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "check.h"
+#include "runsample.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+/* ---- rings as the kernel writes them ---- */
+
+#define RING 256 /* bytes: small, so that records cross its end */
+
+struct ring {
+	unsigned char buf[RING];
+	uint64_t head; /* where the next record goes */
+};
+
+static void put(struct ring *r, const void *rec, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		r->buf[(r->head + i) % RING] = ((const unsigned char *)rec)[i];
+	r->head += len;
+}
+
+static void put_sample(struct ring *r, uint32_t pid, uint32_t tid)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+	} rec = {{PERF_RECORD_SAMPLE, 0, sizeof(rec)}, pid, tid};
+
+	put(r, &rec, sizeof(rec));
+}
+
+static void put_other(struct ring *r, uint32_t type, uint16_t size)
+{
+	unsigned char rec[64] = {0};
+	struct perf_event_header h = {type, 0, size};
+
+	memcpy(rec, &h, sizeof(h));
+	put(r, rec, size);
+}
+
+struct seen {
+	int pids[4096];
+	unsigned nr;
+};
+
+static void on_run(void *data, int pid)
+{
+	struct seen *s = data;
+
+	if (s->nr < sizeof(s->pids) / sizeof(s->pids[0]))
+		s->pids[s->nr++] = pid;
+}
+
+static void test_parse(void)
+{
+	struct ring r = {.head = RING - 24}; /* the third record straddles the end */
+	uint64_t tail = r.head;
+	static struct seen s;
+
+	put_sample(&r, 100, 101);
+	put_sample(&r, 0, 0); /* the idle task */
+	put_sample(&r, 200, 200);
+	put_other(&r, PERF_RECORD_THROTTLE, 24);
+	put_sample(&r, 300, 302);
+	CHECK_INT(np_run_records_parse(r.buf, RING, tail, r.head, on_run, &s), 0);
+	CHECK_INT(s.nr, 3);
+	CHECK(s.nr == 3 && s.pids[0] == 100 && s.pids[1] == 200 && s.pids[2] == 300);
+
+	/* Lost samples: the others are still reported, and the caller told. */
+	tail = r.head;
+	s.nr = 0;
+	put_sample(&r, 400, 400);
+	put_other(&r, PERF_RECORD_LOST, 24);
+	put_sample(&r, 500, 500);
+	CHECK_INT(np_run_records_parse(r.buf, RING, tail, r.head, on_run, &s), -ENOBUFS);
+	CHECK(s.nr == 2 && s.pids[0] == 400 && s.pids[1] == 500);
+
+	/* Nothing new: nothing reported. */
+	s.nr = 0;
+	CHECK_INT(np_run_records_parse(r.buf, RING, r.head, r.head, on_run, &s), 0);
+	CHECK_INT(s.nr, 0);
+}
+
+static void test_parse_bad(void)
+{
+	struct ring r = {0};
+	static struct seen s;
+
+	/* More than the ring holds, a size that is not a power of two. */
+	CHECK_INT(np_run_records_parse(r.buf, RING, 0, RING + 8, on_run, &s), -EINVAL);
+	CHECK_INT(np_run_records_parse(r.buf, 100, 0, 8, on_run, &s), -EINVAL);
+	/* A record shorter than its header, one longer than what is there,
+	 * half a header, a sample without its pid: those before are
+	 * reported. */
+	put_sample(&r, 7, 7);
+	put_other(&r, PERF_RECORD_SAMPLE, 4);
+	CHECK_INT(np_run_records_parse(r.buf, RING, 0, r.head, on_run, &s), -EINVAL);
+	CHECK(s.nr == 1 && s.pids[0] == 7);
+	r.head = 0;
+	put_other(&r, PERF_RECORD_SAMPLE, 48);
+	CHECK_INT(np_run_records_parse(r.buf, RING, 0, 24, on_run, &s), -EINVAL);
+	CHECK_INT(np_run_records_parse(r.buf, RING, 0, 4, on_run, &s), -EINVAL);
+	r.head = 0;
+	put_other(&r, PERF_RECORD_SAMPLE, 8);
+	CHECK_INT(np_run_records_parse(r.buf, RING, 0, r.head, on_run, &s), -EINVAL);
+}
+
+/* ---- the live machine ---- */
+
+static pid_t child(bool spin)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (spin)
+			for (volatile unsigned long i = 0;; i++)
+				;
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static bool has(const struct seen *s, int pid)
+{
+	for (unsigned i = 0; i < s->nr; i++)
+		if (s->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* A process that spins is sampled within half a second at 100 Hz; one
+ * that waits in pause() never is. */
+static void test_live(void)
+{
+	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct np_run_sampler *s = NULL;
+	struct np_bitmap cpus, more;
+	struct np_ctx *ctx, *fixture;
+	static struct seen seen;
+	char root[] = "/tmp/np-runs-XXXXXX";
+	pid_t busy, idle;
+	int err;
+
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	np_bitmap_zero(&cpus);
+	for (long c = 0; c < nr_cpus; c++)
+		np_bitmap_set(&cpus, (unsigned)c);
+	/* Under a fixture root there is nothing to sample. */
+	CHECK(mkdtemp(root) != NULL);
+	CHECK_INT(np_ctx_new(root, &fixture), 0);
+	CHECK_INT(np_run_sampler_open(fixture, &cpus, 10, &s), -EOPNOTSUPP);
+	np_ctx_free(fixture);
+	rmdir(root);
+	CHECK_INT(np_run_sampler_open(ctx, &cpus, 0, &s), -EINVAL);
+	err = np_run_sampler_open(ctx, &cpus, 100, &s);
+	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
+		printf("skipped: no CPU samples here (%s)\n", strerror(-err));
+		np_ctx_free(ctx);
+		return;
+	}
+	CHECK_INT(err, 0);
+	if (err) {
+		np_ctx_free(ctx);
+		return;
+	}
+	CHECK(np_run_sampler_covers(s, &cpus));
+	more = cpus;
+	np_bitmap_set(&more, (unsigned)nr_cpus);
+	CHECK(!np_run_sampler_covers(s, &more));
+
+	busy = child(true);
+	idle = child(false);
+	CHECK(busy > 0 && idle > 0);
+	for (int i = 0; i < 50 && !has(&seen, busy); i++) {
+		struct timespec ts = {0, 20 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+	}
+	CHECK(has(&seen, busy));
+	/* The idle one ran only between its fork and pause(): samples of it
+	 * are unlikely but possible; a drain after it waits has none. */
+	seen.nr = 0;
+	{
+		struct timespec ts = {0, 300 * 1000 * 1000};
+
+		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+		seen.nr = 0;
+		nanosleep(&ts, NULL);
+		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+	}
+	CHECK(!has(&seen, idle));
+	CHECK(has(&seen, busy));
+	kill(busy, SIGKILL);
+	kill(idle, SIGKILL);
+	waitpid(busy, NULL, 0);
+	waitpid(idle, NULL, 0);
+	np_run_sampler_close(s);
+	np_run_sampler_close(NULL);
+	np_ctx_free(ctx);
+}
+
+int main(void)
+{
+	test_parse();
+	test_parse_bad();
+	test_live();
+	return check_done();
+}
