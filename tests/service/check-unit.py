@@ -31,10 +31,10 @@ epoll_create1 epoll_ctl epoll_wait timerfd_create timerfd_settime rt_sigaction
 rt_sigprocmask socket socketpair bind listen accept4 connect sendmsg sendto
 recvfrom getsockname setsockopt poll openat read pread64 write close fstat
 newfstatat getdents64 lseek mmap munmap brk getrusage clock_gettime kill
-mkdir unlinkat renameat fsync fchmod
+mkdir unlinkat renameat fsync fchmod perf_event_open
 """.split()
 
-CAPABILITIES = {"CAP_SYS_NICE", "CAP_SYS_PTRACE", "CAP_NET_ADMIN"}
+CAPABILITIES = {"CAP_SYS_NICE", "CAP_SYS_PTRACE", "CAP_NET_ADMIN", "CAP_PERFMON"}
 
 
 class Failures:
@@ -194,8 +194,9 @@ def check_unit(text, binary, max_exposure, groups, verbose):
 
 # Broken copies of the unit; each must fail the checks above.
 MUTATIONS = [
-    ("drops CAP_SYS_PTRACE", "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_SYS_PTRACE CAP_NET_ADMIN\n",
-     "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_NET_ADMIN\n"),
+    ("drops CAP_SYS_PTRACE",
+     "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_SYS_PTRACE CAP_NET_ADMIN CAP_PERFMON\n",
+     "\nCapabilityBoundingSet=CAP_SYS_NICE CAP_NET_ADMIN CAP_PERFMON\n"),
     ("drops AF_NETLINK", "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK\n",
      "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n"),
     ("denies @resources", "\nSystemCallFilter=~@privileged\n",
