@@ -70,12 +70,15 @@ struct np_engine {
 	 * task due to be read that no sample saw running since its last read
 	 * keeps its record as unchanged. Not before runs_since_ms (the open,
 	 * or the last drain that lost samples): a read before is vouched for
-	 * by nothing. */
+	 * by nothing. A test's runs_drain stands in for the sampler. */
 	bool want_runs; /* np_engine_params.run_samples */
-	struct np_run_sampler *runs;
-	unsigned runs_hz; /* the rate it samples at */
+	struct np_run_sampler *run_sampler;
+	unsigned runs_hz;	/* the rate it samples at */
+	uint64_t runs_drain_ms; /* the tick it was sized for */
 	uint64_t runs_since_ms;
-	bool runs_logged;     /* why there are none was said */
+	bool runs_logged; /* why there are none was said */
+	np_runs_drain_fn runs_drain;
+	void *runs_data;
 	unsigned keep_cursor; /* keep_record's place in the state table */
 	uint64_t keep_now_ms; /* this tick's time, for keep_record */
 	/* The machine as last read (read_machine): its nodes, their CPUs,
@@ -141,28 +144,34 @@ static bool moving_task(void *data, const struct np_task *task)
 	       task->start_ticks == start_ticks;
 }
 
+/* A record stands in as unchanged for at most this many
+ * scan_period_max_ms (an hour by default): a task whose runs all fell
+ * between samples is read again all the same. */
+#define UNCHANGED_MAX_PERIODS 60
+
 /* Whether a task listed at the last tick may keep its record: not when
  * the tick reads all (a one-shot look, a recording); as it was for a task
  * the scheduler wants no figures of now; as unchanged for one it wants
  * figures of that has not run since its last read, which samples would
- * have seen. The source asks in pid order, the state table's. */
+ * have seen. The source asks in pid order, the state table's. A read is
+ * recorded when the scan has made it (np_state_table_sync). */
 static enum np_task_keep keep_record(void *data, int pid, uint64_t start_ticks)
 {
 	struct np_engine *engine = data;
-	struct np_task_state *ts;
+	const struct np_task_state *ts;
+	uint64_t now = engine->keep_now_ms;
 
 	if (engine->read_all)
 		return NP_TASK_READ;
 	ts = np_state_table_find_next(&engine->states, pid, start_ticks, &engine->keep_cursor);
 	if (!ts)
 		return NP_TASK_READ;
-	if (!np_sched_needs_read(&ts->sched, engine->keep_now_ms))
+	if (!np_sched_needs_read(&ts->sched, now))
 		return NP_TASK_KEEP;
-	if (engine->runs && !ts->ran && ts->read_known && ts->read_ms >= engine->runs_since_ms)
+	if ((engine->run_sampler || engine->runs_drain) && !ts->ran &&
+	    ts->read_ms >= engine->runs_since_ms &&
+	    now - ts->read_ms < UNCHANGED_MAX_PERIODS * engine->cfg.scan_period_max_ms)
 		return NP_TASK_KEEP_UNCHANGED;
-	ts->ran = false;
-	ts->read_known = true;
-	ts->read_ms = engine->keep_now_ms;
 	return NP_TASK_READ;
 }
 
@@ -176,27 +185,32 @@ static void note_run(void *data, int pid)
 		t->v[i].ran = true;
 }
 
-/* Open, or open again, the sampler of which processes run, for every CPU
- * online (those of the nodes as last read, and those /proc/stat listed at
- * the last tick: one brought online since the last look) at the
- * configured rate; close it when the rate is 0. Where it cannot be had,
- * tasks are read as without it. Before the tick's reads, which it can
- * vouch for. */
-static void sample_runs(struct np_engine *engine, uint64_t now_ms)
+/* Open, or open again, the sampler of which processes run, for the CPUs
+ * online (those /proc/stat listed at the last tick; before the first, the
+ * nodes' CPUs) at the configured rate, sized for the tick; close it when
+ * the rate is 0. Where it cannot be had, tasks are read as without it.
+ * Before the tick's reads, which it can vouch for. */
+static void sync_run_sampler(struct np_engine *engine, uint64_t now_ms)
 {
 	unsigned hz = engine->want_runs ? engine->cfg.run_sample_hz : 0;
 	struct np_bitmap cpus = *np_task_source_cpus_seen(engine->src);
 	int err;
 
-	for (unsigned n = 0; n < engine->topo->nr_nodes; n++)
-		np_bitmap_or(&cpus, &cpus, &engine->topo->nodes[n].cpus);
-	if (engine->runs && engine->runs_hz == hz && np_run_sampler_covers(engine->runs, &cpus))
+	if (engine->runs_drain)
 		return;
-	np_run_sampler_close(engine->runs);
-	engine->runs = NULL;
+	if (np_bitmap_empty(&cpus))
+		for (unsigned n = 0; n < engine->topo->nr_nodes; n++)
+			np_bitmap_or(&cpus, &cpus, &engine->topo->nodes[n].cpus);
+	if (engine->run_sampler && engine->runs_hz == hz &&
+	    engine->runs_drain_ms == engine->cfg.tick_ms &&
+	    np_bitmap_equal(np_run_sampler_cpus(engine->run_sampler), &cpus))
+		return;
+	np_run_sampler_close(engine->run_sampler);
+	engine->run_sampler = NULL;
 	if (!hz)
 		return;
-	err = np_run_sampler_open(engine->ctx, &cpus, hz, &engine->runs);
+	err =
+	    np_run_sampler_open(engine->ctx, &cpus, hz, engine->cfg.tick_ms, &engine->run_sampler);
 	if (err) {
 		if (!engine->runs_logged)
 			np_log(engine->ctx, LOG_INFO,
@@ -209,6 +223,7 @@ static void sample_runs(struct np_engine *engine, uint64_t now_ms)
 		return;
 	}
 	engine->runs_hz = hz;
+	engine->runs_drain_ms = engine->cfg.tick_ms;
 	engine->runs_since_ms = now_ms;
 }
 
@@ -259,6 +274,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	engine->should_stop = params->should_stop;
 	engine->moves_off_loop = params->moves_off_loop;
 	engine->want_runs = params->run_samples;
+	engine->runs_drain = params->runs_drain;
+	engine->runs_data = params->runs_data;
 	engine->stop_data = params->stop_data;
 	engine->sample_lookup =
 	    params->sample_lookup ? params->sample_lookup : np_sample_lookup_kernel;
@@ -310,7 +327,7 @@ void np_engine_free(struct np_engine *engine)
 {
 	if (!engine)
 		return;
-	np_run_sampler_close(engine->runs);
+	np_run_sampler_close(engine->run_sampler);
 	np_state_table_clear(&engine->states);
 	np_task_list_clear(&engine->list);
 	np_topology_free(engine->topo);
@@ -739,10 +756,13 @@ static int observe(struct np_engine *engine, struct tick *t)
 		repinned = poke_repinned(engine, engine->topo);
 	/* Who ran since the last tick, before the reads it spares. Samples
 	 * lost: a task read before now may have run unseen. */
-	if (engine->runs && np_run_sampler_drain(engine->runs, note_run, &engine->states))
+	if (engine->runs_drain
+		? engine->runs_drain(engine->runs_data, note_run, &engine->states)
+		: engine->run_sampler &&
+		      np_run_sampler_drain(engine->run_sampler, note_run, &engine->states))
 		engine->runs_since_ms = t->now_ms;
 	if (!t->opts->look_once)
-		sample_runs(engine, t->now_ms);
+		sync_run_sampler(engine, t->now_ms);
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
 	/* A process younger than scan_delay_ms is passed over: one the
@@ -793,7 +813,6 @@ static int observe(struct np_engine *engine, struct tick *t)
 		picks_failed(engine, t);
 		return err;
 	}
-
 	/* On one node nothing moves, and there is nothing to assume; with
 	 * homes, a task nobody pinned is homed at its first look, and a pinned
 	 * one's first move waits for nothing either. */

@@ -11,6 +11,7 @@
 #include "actuate.h"
 #include "maskfile.h"
 #include "sample.h"
+#include "runsample.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -25,6 +26,10 @@
  * report is np_engine_look_once().
  */
 struct np_engine;
+
+/* Pass each process that ran since the last call to @fn; returns 0 or
+ * nonzero when some may have gone unreported. */
+typedef int (*np_runs_drain_fn)(void *data, np_run_fn fn, void *fn_data);
 
 struct np_engine_params {
 	struct np_ctx *ctx;	/* must outlive the engine */
@@ -50,6 +55,12 @@ struct np_engine_params {
 	 * seen running keeps its record. Where it cannot be had (no
 	 * CAP_PERFMON, a fixture root), say so at info and read them. */
 	bool run_samples;
+	/* Tests: called at each tick instead of the CPU samples, with each
+	 * process that ran since the last call; returns 0, or nonzero when
+	 * some may have gone unreported. NULL: the samples, as run_samples
+	 * says. */
+	np_runs_drain_fn runs_drain;
+	void *runs_data;
 	/* How a sampled look finds where pages are (lib/sample.h); NULL: the
 	 * kernel's move_pages(2). Tests give their own. */
 	np_sample_lookup_fn sample_lookup;

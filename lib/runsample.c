@@ -10,11 +10,16 @@
 
 #include <linux/perf_event.h>
 
-/* Data pages of each CPU's ring (a power of two): 16 KiB hold 1,024
- * samples, 100 s of one busy CPU at 10 Hz, far more than a tick's. Within
- * perf_event_mlock_kb (516 KiB a CPU by default) even without
- * CAP_PERFMON's exemption. */
-#define RING_PAGES 4
+/* Data pages of each CPU's ring (a power of two): at least 16 KiB, 1,024
+ * samples of 16 bytes; room for four times what one drain period brings,
+ * up to 256 KiB, within perf_event_mlock_kb (516 KiB a CPU by default)
+ * even without CAP_PERFMON's exemption. */
+#define RING_PAGES_MIN 4
+#define RING_BYTES_MAX (256u << 10)
+#define SAMPLE_BYTES 16
+/* A record of loss: header, id, count. A ring with less room than this
+ * may have dropped samples without one. */
+#define LOST_BYTES 24
 
 struct run_cpu {
 	int fd;
@@ -24,7 +29,7 @@ struct run_cpu {
 struct np_run_sampler {
 	struct run_cpu *cpus;
 	unsigned nr;
-	size_t page_size, map_len;
+	size_t page_size, ring_len, map_len;
 	struct np_bitmap covered;
 };
 
@@ -49,6 +54,10 @@ int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail
 
 	if (!size || (size & (size - 1)) || head - tail > size)
 		return -EINVAL;
+	/* Full, or nearly: the kernel drops what does not fit, and records
+	 * the loss only once a record of it fits. */
+	if (size - (head - tail) < LOST_BYTES)
+		lost = true;
 	while (tail != head) {
 		struct perf_event_header h;
 		struct sample_tid s;
@@ -72,7 +81,7 @@ int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail
 	return lost ? -ENOBUFS : 0;
 }
 
-static int open_cpu(unsigned cpu, unsigned hz, size_t map_len, struct run_cpu *out)
+static int open_cpu(unsigned cpu, unsigned hz, size_t ring_len, size_t map_len, struct run_cpu *out)
 {
 	struct perf_event_attr attr = {
 	    .type = PERF_TYPE_SOFTWARE,
@@ -80,9 +89,11 @@ static int open_cpu(unsigned cpu, unsigned hz, size_t map_len, struct run_cpu *o
 	    .config = PERF_COUNT_SW_CPU_CLOCK,
 	    .sample_period = 1000000000ull / hz, /* cpu-clock counts nanoseconds */
 	    .sample_type = PERF_SAMPLE_TID,
+	    /* No sample of an idle CPU: the ring holds only runs. */
+	    .exclude_idle = 1,
 	    /* Nobody waits on the fd: wake no one until the ring is half full. */
 	    .watermark = 1,
-	    .wakeup_watermark = (uint32_t)(map_len / 2),
+	    .wakeup_watermark = (uint32_t)(ring_len / 2),
 	};
 	long fd = syscall(SYS_perf_event_open, &attr, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	void *map;
@@ -105,15 +116,16 @@ static int open_cpu(unsigned cpu, unsigned hz, size_t map_len, struct run_cpu *o
 }
 
 int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsigned hz,
-			struct np_run_sampler **out)
+			uint64_t drain_ms, struct np_run_sampler **out)
 {
 	struct np_run_sampler *s;
 	long page = sysconf(_SC_PAGESIZE);
+	uint64_t want;
 	int err = 0;
 
 	if (!np_ctx_is_live(ctx))
 		return -EOPNOTSUPP;
-	if (hz < 1 || hz > 1000 || page <= 0)
+	if (hz < 1 || hz > 1000 || page <= 0 || drain_ms > 3600000)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->cpus = calloc(np_bitmap_weight(cpus) + 1, sizeof(*s->cpus)))) {
@@ -121,12 +133,16 @@ int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsign
 		return -ENOMEM;
 	}
 	s->page_size = (size_t)page;
-	s->map_len = (1 + RING_PAGES) * s->page_size;
+	s->ring_len = RING_PAGES_MIN * s->page_size;
+	want = 4 * (uint64_t)hz * (drain_ms > 1000 ? drain_ms : 1000) / 1000 * SAMPLE_BYTES;
+	while (s->ring_len < want && s->ring_len < RING_BYTES_MAX)
+		s->ring_len *= 2;
+	s->map_len = s->page_size + s->ring_len;
 	np_bitmap_for_each(cpu, cpus)
 	{
-		err = open_cpu((unsigned)cpu, hz, s->map_len, &s->cpus[s->nr]);
+		err = open_cpu((unsigned)cpu, hz, s->ring_len, s->map_len, &s->cpus[s->nr]);
 		/* A CPU that went offline since it was listed: not covered,
-		 * and the caller's next coverage check opens again. */
+		 * which the caller sees (np_run_sampler_cpus). */
 		if (err == -ENODEV)
 			continue;
 		if (err)
@@ -134,6 +150,8 @@ int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsign
 		s->nr++;
 		np_bitmap_set(&s->covered, (unsigned)cpu);
 	}
+	if (!err && !s->nr)
+		err = -ENODEV; /* none: it would vouch for every task */
 	if (err) {
 		np_run_sampler_close(s);
 		return err;
@@ -154,9 +172,9 @@ void np_run_sampler_close(struct np_run_sampler *s)
 	free(s);
 }
 
-bool np_run_sampler_covers(const struct np_run_sampler *s, const struct np_bitmap *cpus)
+const struct np_bitmap *np_run_sampler_cpus(const struct np_run_sampler *s)
 {
-	return np_bitmap_subset(cpus, &s->covered);
+	return &s->covered;
 }
 
 int np_run_sampler_drain(struct np_run_sampler *s, np_run_fn fn, void *data)
@@ -167,8 +185,8 @@ int np_run_sampler_drain(struct np_run_sampler *s, np_run_fn fn, void *data)
 		struct perf_event_mmap_page *meta = (void *)s->cpus[i].map;
 		uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 		uint64_t tail = meta->data_tail;
-		int err = np_run_records_parse(s->cpus[i].map + s->page_size,
-					       RING_PAGES * s->page_size, tail, head, fn, data);
+		int err = np_run_records_parse(s->cpus[i].map + s->page_size, s->ring_len, tail,
+					       head, fn, data);
 
 		/* A ring that does not parse is skipped whole: the caller
 		 * learns some runs went unreported. */

@@ -29,25 +29,31 @@ typedef void (*np_run_fn)(void *data, int pid);
 /* The records between @tail and @head of a perf ring buffer of @size bytes
  * (a power of two) at @ring, as the kernel wrote them (pure): each sample's
  * pid is passed to @fn, the idle task's (pid 0) excepted. Returns 0,
- * -ENOBUFS when the kernel says samples were lost (the others are still
+ * -ENOBUFS when samples may have been lost (the kernel says so, or the
+ * ring is too full for it to have said so; the others are still
  * reported), or -EINVAL for a ring whose records do not add up (those
  * before the bad one are reported). */
 int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
 			 np_run_fn fn, void *data);
 
-/* Sample each CPU of @cpus @hz times a second (1..1000) from now on.
- * Returns 0, -EOPNOTSUPP under a fixture root or where the kernel has no
- * perf events, -EPERM or -EACCES without the privilege, or another
+/* Sample each CPU of @cpus @hz times a second (1..1000) from now on, into
+ * rings sized for drains every @drain_ms (up to an hour; four times what
+ * that brings, 16 to 256 KiB a CPU). A CPU gone offline since it was
+ * listed is left out (np_run_sampler_cpus). Returns 0, -EOPNOTSUPP under a
+ * fixture root or where the kernel has no perf events, -EPERM or -EACCES
+ * without the privilege, -ENODEV when no CPU could be sampled, or another
  * -errno; nothing is left open on failure. */
 int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsigned hz,
-			struct np_run_sampler **out);
+			uint64_t drain_ms, struct np_run_sampler **out);
 
 /* Stop sampling; NULL is accepted. */
 void np_run_sampler_close(struct np_run_sampler *s);
 
-/* Whether every CPU of @cpus is sampled (a CPU brought online after the
- * open is not). */
-bool np_run_sampler_covers(const struct np_run_sampler *s, const struct np_bitmap *cpus);
+/* The CPUs sampled. The kernel stops the events of a CPU that goes
+ * offline and does not start them again when it comes back, and a CPU
+ * brought online after the open has none: a caller that sees the online
+ * CPUs differ from these opens again. */
+const struct np_bitmap *np_run_sampler_cpus(const struct np_run_sampler *s);
 
 /* Pass every process sampled since the last drain to @fn (no system
  * calls: the rings are mapped). Returns 0, or -ENOBUFS or -EINVAL as

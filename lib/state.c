@@ -29,8 +29,8 @@ static void state_init(struct np_task_state *st, const struct np_task *task,
 	memset(st, 0, sizeof(*st));
 	st->pid = task->pid;
 	st->start_ticks = task->start_ticks;
-	/* A task new to the table is new to the scan: it was read now. */
-	st->read_known = !task->stat_kept;
+	/* A task new to the table is new to the scan's keep callback: it
+	 * was read now. */
 	st->read_ms = now_ms;
 	np_sched_task_init(sched, &st->sched);
 	np_act_task_init(&st->act);
@@ -106,6 +106,12 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 							      task->pid, task->start_ticks)) < 0)
 			state_release(&t->v[old++]);
 		if (old < t->nr && c == 0) {
+			/* Read by this scan: samples from here on say whether
+			 * it ran since. */
+			if (!task->stat_kept && !task->stat_unchanged) {
+				t->v[old].ran = false;
+				t->v[old].read_ms = now_ms;
+			}
 			t->from[i] = old++;
 			kept++;
 		} else {

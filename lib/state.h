@@ -49,10 +49,8 @@ struct np_task_state {
 	unsigned no_effect_looks; /* looks left before trying it again */
 	unsigned no_effect_wait;  /* the wait set last time: doubles */
 	/* What CPU samples (lib/runsample.h) tell of it: whether one saw it
-	 * running since read_ms, the tick whose scan last read its stat
-	 * (read_known: that read was seen; a read the engine did not see is
-	 * older than none). */
-	bool ran, read_known;
+	 * running since read_ms, the tick whose scan last read its stat. */
+	bool ran;
 	uint64_t read_ms;
 	/* Its last look as the tick's snapshot had it, without the VMAs and
 	 * the task's details, with .live kept over every look: what a status
@@ -73,9 +71,9 @@ struct np_state_table {
 /*
  * Make the table match @list, which must be sorted by (pid, start_ticks)
  * without repeats: afterwards v[i] is the state of list->tasks[i]. States of
- * tasks still listed are kept, new ones start fresh for @sched (read at
- * @now_ms, when their record was read, which a new task's is), the others
- * are released (their pidfds closed, their history freed). Pointers into
+ * tasks still listed are kept (read_ms set to @now_ms for a task this scan
+ * read), new ones start fresh for @sched (read at @now_ms), the others are
+ * released (their pidfds closed, their history freed). Pointers into
  * the table are valid until the next sync, after which they may point at
  * another task's state. Returns 0, -EINVAL (unsorted list) or -ENOMEM (the
  * table is unchanged).

@@ -1461,6 +1461,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 		err = add_task(src, list, &v[i].st);
 		if (!err) {
 			list->tasks[list->nr - 1].stat_kept = v[i].kept && !v[i].unchanged;
+			list->tasks[list->nr - 1].stat_unchanged = v[i].unchanged;
 			list->nr_kept += v[i].kept && !v[i].unchanged;
 			list->nr_unchanged += v[i].unchanged;
 			v[kept++] = v[i];

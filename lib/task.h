@@ -73,9 +73,10 @@ struct np_task {
 	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */
 	/* Nothing of it was read by this scan: the fields above are the last
 	 * read's (np_task_source_set_keep), but for age_ms, brought up to
-	 * date. False too for a record kept as unchanged, which is as good as
-	 * a read. */
+	 * date. False for a record kept as unchanged, which is as good as a
+	 * read (stat_unchanged). */
 	bool stat_kept;
+	bool stat_unchanged;
 
 	/* Filled by np_task_read_details(); until then has_details is false.
 	 * The masks come last: a scan zeroes only what is before them, so

@@ -12,7 +12,7 @@ per cycle. Idle tasks use no CPU, so they cost the daemon only its looks at
 them: a cost that grows with them is a cost of the machine's size.
 
 usage: bench-idle.py BUILD_DIR [--ticks N] [--tick-ms MS] [--port P]
-       [--cases host,p100,p1000,p10000,t10000]
+       [--cases host,p100,p1000,p10000,t10000] [--set KEY=VALUE ...]
 Prints one line per case, then a Markdown table.
 """
 import argparse
@@ -80,6 +80,9 @@ def run_case(args, name, work):
     with open(conf, "w") as f:
         f.write(f"tick_ms = {args.tick_ms}\nmetrics_listen = 127.0.0.1:{args.port}\n"
                 "log_level = warning\n")
+        for setting in args.set:
+            key, _, value = setting.partition("=")
+            f.write(f"{key.strip()} = {value.strip()}\n")
     daemon = subprocess.Popen(
         [os.path.join(args.build, "daemon/numaplaced"), "--foreground", "--dry-run",
          "-c", conf, "--runtime-dir", os.path.join(work, "run")],
@@ -141,6 +144,9 @@ def main():
     ap.add_argument("--port", type=int, default=19465)
     ap.add_argument("--warmup-s", type=float, default=130.0)
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for the daemon's configuration (repeatable), "
+                    "e.g. run_sample_hz=0 for a baseline without CPU samples")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-idle-") as work:

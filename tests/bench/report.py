@@ -45,7 +45,7 @@ GOALS = {
 # numaplaced-node (affinity = node) is the system of older raw results, kept
 # so that they still summarise under their own label.
 SYSTEMS = ["none", "kernel", "numad", "numad-i5", "numaplaced", "numaplaced-memonly",
-           "numaplaced-node"]
+           "numaplaced-node", "numaplaced-nosample"]
 SYSTEM_LABELS = {
     "none": "no balancing",
     "kernel": "kernel numa_balancing=1",
@@ -54,6 +54,7 @@ SYSTEM_LABELS = {
     "numaplaced": "numaplaced (defaults)",
     "numaplaced-memonly": "numaplaced, affinity = never (memory only)",
     "numaplaced-node": "numaplaced, affinity = node",
+    "numaplaced-nosample": "numaplaced, run_sample_hz = 0 (no CPU samples)",
 }
 PAGE = 4096
 

@@ -323,7 +323,7 @@ def test_slow_start():
           f"none younger than 1 s (ages read: {ages[:8]})")
     # Nor, where the connector names them, is their stat: the daemon's
     # own processes are all it reads (each child read once would be 2,000).
-    stat_reads, _ = stat_counts(d)
+    stat_reads, _, _ = stat_counts(d)
     if "/proc is listed at every cycle" not in d.text():
         check(stat_reads < 1000,
               f"scan_delay_ms=1000: {stat_reads:.0f} stat reads beside 2,000 short-lived tasks")
@@ -747,15 +747,14 @@ def test_metrics_hostile_clients():
     check(d.stop() == 0, "hostile clients: the daemon stops cleanly")
 
 
-def stat_counts(d, unchanged=False):
+def stat_counts(d):
+    """Tasks listed so far: their stat read, kept, kept as unchanged."""
     _, body = d.metrics()
     out = {}
     for how in ("read", "kept", "unchanged"):
         m = re.search(r'^numaplaced_listed_tasks_total\{stat="%s"\} (\S+)$' % how, body, re.M)
         out[how] = float(m.group(1)) if m else -1.0
-    if unchanged:
-        return out["read"], out["kept"], out["unchanged"]
-    return out["read"], out["kept"]
+    return out["read"], out["kept"], out["unchanged"]
 
 
 def test_stats_kept():
@@ -765,7 +764,7 @@ def test_stats_kept():
     d = Daemon("kept", BASE + "tick_ms = 100\n")
     check(d.wait_log(r"started") is not None, "kept: daemon starts")
     time.sleep(4)
-    read, kept = stat_counts(d)
+    read, kept, _ = stat_counts(d)
     print(f"     4 s at 100 ms cycles: {read:.0f} stat reads, {kept:.0f} records kept",
           flush=True)
     check(read > 0 and kept > 3 * read,
@@ -796,7 +795,7 @@ def test_stats_kept():
             return int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", f.read(), re.M).group(1))
 
     def reads_over(seconds, start=0):
-        before, _ = stat_counts(d)
+        before, _, _ = stat_counts(d)
         woken = wakeups()
         # np-spawn reaps each child as it ends: a child left a zombie past
         # scan_delay_ms is a process that old, and is read.
@@ -805,7 +804,7 @@ def test_stats_kept():
                             "--life-ms=300"], check=True, capture_output=True, timeout=60)
         time.sleep(max(0.0, seconds - (time.monotonic() - t0)))
         woken = wakeups() - woken
-        after, _ = stat_counts(d)
+        after, _, _ = stat_counts(d)
         return after - before, woken
     t0 = time.monotonic()
     busy, busy_woken = reads_over(5, 600)
@@ -825,11 +824,11 @@ def test_stats_kept():
               f"kept: the loop drains the events of 600 processes in batches "
               f"({busy_woken} wakeups against {quiet_woken} without them)")
     ticks = d.counter("numaplaced_ticks_total")
-    read, _, unchanged = stat_counts(d, True)
+    read, _, unchanged = stat_counts(d)
     d.proc.send_signal(signal.SIGHUP)
     check(d.wait_log(r"applied") is not None, "kept: reload applied")
     wait_for(lambda: d.counter("numaplaced_ticks_total") >= ticks + 3, 10)
-    read2, _, unchanged2 = stat_counts(d, True)
+    read2, _, unchanged2 = stat_counts(d)
     tasks = len([n for n in os.listdir("/proc") if n.isdigit()])
     # Every task afresh: read, or, when CPU samples say it has not run
     # since its last read, that record as unchanged.
@@ -856,7 +855,7 @@ def test_run_samples():
                "include_comm = python3*\n", "--dry-run")
     check(d.wait_log(r"started") is not None, "runs: daemon starts")
     time.sleep(3)
-    read, _, unchanged = stat_counts(d, True)
+    read, _, unchanged = stat_counts(d)
     fallback = re.search(r"CPU samples: (.*); small and idle", d.text())
     print(f"     3 s: {read:.0f} stat reads, {unchanged:.0f} records unchanged; "
           f"{'fallback: ' + fallback.group(1) if fallback else 'CPU samples'}", flush=True)
@@ -880,9 +879,9 @@ def test_run_samples():
     d.proc.send_signal(signal.SIGHUP)
     check(d.wait_log(r"applied") is not None, "runs: reload applied")
     wait_for(lambda: d.counter("numaplaced_ticks_total") >= ticks + 3, 10)
-    _, _, before = stat_counts(d, True)
+    _, _, before = stat_counts(d)
     time.sleep(2)
-    _, _, after = stat_counts(d, True)
+    _, _, after = stat_counts(d)
     check(after == before, f"runs: with run_sample_hz = 0 none unchanged ({after - before:.0f})")
     check(d.stop() == 0, "runs: daemon stops cleanly")
     sleeper.kill()

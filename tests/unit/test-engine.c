@@ -1166,6 +1166,111 @@ static void test_sampled_look(void)
 	tree_remove(root);
 }
 
+/* Which processes "ran", as a test says: reported at the next drain. */
+struct fake_runs {
+	int pids[4];
+	unsigned nr;
+	int ret; /* the next drain's answer: nonzero, some were lost */
+};
+
+static int fake_drain(void *data, np_run_fn fn, void *fn_data)
+{
+	struct fake_runs *f = data;
+	int ret = f->ret;
+
+	for (unsigned i = 0; i < f->nr; i++)
+		fn(fn_data, f->pids[i]);
+	f->nr = 0;
+	f->ret = 0;
+	return ret;
+}
+
+/* With word of which processes ran, a task due to be read that did not
+ * run since its last read keeps its record as unchanged; one that ran, a
+ * drain that lost some, a scan that failed after a run and a record an
+ * hour old are read. Every task of the fixture is due at each of these
+ * ticks (a period of scan_period_max_ms apart; all too small, young or
+ * kernel threads). */
+static void test_unchanged_records(void)
+{
+	struct fake_runs runs = {{0}, 0, 0};
+	struct np_engine_params params = {.dry_run = true, .runs_drain = fake_drain,
+					  .runs_data = &runs};
+	char root[] = "/tmp/np-engine-runs-XXXXXX";
+	char cmd[4300];
+	struct np_engine *engine;
+	struct np_stats *stats;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t reads, unchanged;
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.min_rss_mb = 1048576;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	stats = np_engine_stats(engine);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(np_stats_listed(stats, false), 5);
+	CHECK_U64(np_stats_listed_unchanged(stats), 0);
+
+#define NEXT_TICK(ms)                                                                    \
+	do {                                                                             \
+		reads = np_stats_listed(stats, false);                                   \
+		unchanged = np_stats_listed_unchanged(stats);                            \
+		np_clock_advance(params.clock, (ms));                                    \
+		CHECK_INT(np_engine_tick(engine, NULL), 0);                              \
+		reads = np_stats_listed(stats, false) - reads;                           \
+		unchanged = np_stats_listed_unchanged(stats) - unchanged;                \
+	} while (0)
+
+	/* Nobody ran: all five due, none read. */
+	NEXT_TICK(cfg.scan_period_max_ms + 1000);
+	CHECK_U64(reads, 0);
+	CHECK_U64(unchanged, 5);
+	/* 400 ran: read (its new figures), the others not. */
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc/400' && sed -i 's/ 30000 / 30500 /' stat", root);
+	CHECK_INT(system(cmd), 0);
+	runs.pids[runs.nr++] = 400;
+	NEXT_TICK(cfg.scan_period_max_ms + 1000);
+	CHECK_U64(reads, 1);
+	CHECK_U64(unchanged, 4);
+	/* Some lost: every due task is read, and vouched for again after. */
+	runs.ret = -ENOBUFS;
+	NEXT_TICK(cfg.scan_period_max_ms + 1000);
+	CHECK_U64(reads, 5);
+	CHECK_U64(unchanged, 0);
+	NEXT_TICK(cfg.scan_period_max_ms + 1000);
+	CHECK_U64(reads, 0);
+	CHECK_U64(unchanged, 5);
+	/* 200 ran, and the tick that heard of it failed (before its scan):
+	 * the next one reads it all the same. */
+	runs.pids[runs.nr++] = 200;
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc' && mv uptime uptime.away", root);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.scan_period_max_ms + 1000);
+	CHECK(np_engine_tick(engine, NULL) < 0);
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc' && mv uptime.away uptime", root);
+	CHECK_INT(system(cmd), 0);
+	NEXT_TICK(1000);
+	CHECK_U64(reads, 1);
+	CHECK_U64(unchanged, 4);
+	/* An hour on: every record is read again, samples or not. */
+	NEXT_TICK(60 * cfg.scan_period_max_ms);
+	CHECK_U64(reads, 5);
+	CHECK_U64(unchanged, 0);
+#undef NEXT_TICK
+
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 int main(void)
 {
 	test_kept_records();
@@ -1183,5 +1288,6 @@ int main(void)
 	test_status();
 	test_odd_files();
 	test_sampled_look();
+	test_unchanged_records();
 	return check_done();
 }

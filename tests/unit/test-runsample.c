@@ -60,14 +60,25 @@ static void on_run(void *data, int pid)
 		s->pids[s->nr++] = pid;
 }
 
+/* The live test's: only the two children are kept, whatever else runs. */
+static pid_t watched[2];
+
+static void on_watched_run(void *data, int pid)
+{
+	if (pid == watched[0] || pid == watched[1])
+		on_run(data, pid);
+}
+
 static void test_parse(void)
 {
-	struct ring r = {.head = RING - 24}; /* the third record straddles the end */
+	/* Not where the kernel would start (it aligns to 8), so that a pid
+	 * straddles the end. */
+	struct ring r = {.head = RING - 10};
 	uint64_t tail = r.head;
 	static struct seen s;
 
-	put_sample(&r, 100, 101);
-	put_sample(&r, 0, 0); /* the idle task */
+	put_sample(&r, 100, 101); /* its pid straddles the end */
+	put_sample(&r, 0, 0);	  /* the idle task */
 	put_sample(&r, 200, 200);
 	put_other(&r, PERF_RECORD_THROTTLE, 24);
 	put_sample(&r, 300, 302);
@@ -88,6 +99,18 @@ static void test_parse(void)
 	s.nr = 0;
 	CHECK_INT(np_run_records_parse(r.buf, RING, r.head, r.head, on_run, &s), 0);
 	CHECK_INT(s.nr, 0);
+
+	/* A ring too full to have recorded a loss: the samples in it are
+	 * reported, and the caller told some may be missing. */
+	tail = r.head;
+	s.nr = 0;
+	for (unsigned i = 0; i < 14; i++) /* 224 bytes: room for a loss's 24 */
+		put_sample(&r, 600 + i, 600 + i);
+	CHECK_INT(np_run_records_parse(r.buf, RING, tail, r.head, on_run, &s), 0);
+	put_sample(&r, 700, 700); /* 240: not */
+	s.nr = 0;
+	CHECK_INT(np_run_records_parse(r.buf, RING, tail, r.head, on_run, &s), -ENOBUFS);
+	CHECK(s.nr == 15 && s.pids[14] == 700);
 }
 
 static void test_parse_bad(void)
@@ -144,7 +167,7 @@ static void test_live(void)
 {
 	long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct np_run_sampler *s = NULL;
-	struct np_bitmap cpus, more;
+	struct np_bitmap cpus, none;
 	struct np_ctx *ctx, *fixture;
 	static struct seen seen;
 	char root[] = "/tmp/np-runs-XXXXXX";
@@ -158,11 +181,14 @@ static void test_live(void)
 	/* Under a fixture root there is nothing to sample. */
 	CHECK(mkdtemp(root) != NULL);
 	CHECK_INT(np_ctx_new(root, &fixture), 0);
-	CHECK_INT(np_run_sampler_open(fixture, &cpus, 10, &s), -EOPNOTSUPP);
+	CHECK_INT(np_run_sampler_open(fixture, &cpus, 10, 1000, &s), -EOPNOTSUPP);
 	np_ctx_free(fixture);
 	rmdir(root);
-	CHECK_INT(np_run_sampler_open(ctx, &cpus, 0, &s), -EINVAL);
-	err = np_run_sampler_open(ctx, &cpus, 100, &s);
+	CHECK_INT(np_run_sampler_open(ctx, &cpus, 0, 1000, &s), -EINVAL);
+	/* No CPU sampled: a sampler that would vouch for every task. */
+	np_bitmap_zero(&none);
+	CHECK_INT(np_run_sampler_open(ctx, &none, 10, 1000, &s), -ENODEV);
+	err = np_run_sampler_open(ctx, &cpus, 100, 1000, &s);
 	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
 		printf("skipped: no CPU samples here (%s)\n", strerror(-err));
 		np_ctx_free(ctx);
@@ -173,19 +199,18 @@ static void test_live(void)
 		np_ctx_free(ctx);
 		return;
 	}
-	CHECK(np_run_sampler_covers(s, &cpus));
-	more = cpus;
-	np_bitmap_set(&more, (unsigned)nr_cpus);
-	CHECK(!np_run_sampler_covers(s, &more));
+	CHECK(np_bitmap_equal(np_run_sampler_cpus(s), &cpus));
 
 	busy = child(true);
 	idle = child(false);
+	watched[0] = busy;
+	watched[1] = idle;
 	CHECK(busy > 0 && idle > 0);
 	for (int i = 0; i < 50 && !has(&seen, busy); i++) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
-		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+		CHECK_INT(np_run_sampler_drain(s, on_watched_run, &seen), 0);
 	}
 	CHECK(has(&seen, busy));
 	/* The idle one ran only between its fork and pause(): samples of it
@@ -194,10 +219,10 @@ static void test_live(void)
 	{
 		struct timespec ts = {0, 300 * 1000 * 1000};
 
-		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+		CHECK_INT(np_run_sampler_drain(s, on_watched_run, &seen), 0);
 		seen.nr = 0;
 		nanosleep(&ts, NULL);
-		CHECK_INT(np_run_sampler_drain(s, on_run, &seen), 0);
+		CHECK_INT(np_run_sampler_drain(s, on_watched_run, &seen), 0);
 	}
 	CHECK(!has(&seen, idle));
 	CHECK(has(&seen, busy));

@@ -100,6 +100,8 @@ bench_affinity() {
 #   numaplaced-node  the same with affinity = node, the name of an older
 #               series (now an alias of the default, unpinned), kept so that
 #               such a series can be run again
+#   numaplaced-nosample  the same with run_sample_hz = 0: no CPU samples,
+#               small and idle tasks read at each wait's end (a baseline)
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -147,18 +149,19 @@ bench_start_system() {
 			left=$((left - 1))
 		done
 		;;
-	numaplaced | numaplaced-memonly | numaplaced-node)
+	numaplaced | numaplaced-memonly | numaplaced-node | numaplaced-nosample)
 		# The shipped configuration (/etc/numaplaced/numaplaced.conf in
 		# the guest) sets nothing: every key at its default.
 		conf=/etc/numaplaced/numaplaced.conf
 		case $1 in
-		numaplaced-memonly) affinity=never ;;
-		numaplaced-node) affinity=node ;;
-		*) affinity= ;;
+		numaplaced-memonly) setting="affinity = never" ;;
+		numaplaced-node) setting="affinity = node" ;;
+		numaplaced-nosample) setting="run_sample_hz = 0" ;;
+		*) setting= ;;
 		esac
-		if [ -n "$affinity" ]; then
+		if [ -n "$setting" ]; then
 			conf=/tmp/$1.conf
-			{ cat /etc/numaplaced/numaplaced.conf; echo "affinity = $affinity"; } >"$conf"
+			{ cat /etc/numaplaced/numaplaced.conf; echo "$setting"; } >"$conf"
 		fi
 		# shellcheck disable=SC2086
 		numaplaced --foreground --config "$conf" ${BENCH_NUMAPLACED_ARGS:-} \
