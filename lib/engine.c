@@ -73,8 +73,8 @@ struct np_engine {
 	 * by nothing. A test's runs_drain stands in for the sampler. */
 	bool want_runs; /* np_engine_params.run_samples */
 	struct np_run_sampler *run_sampler;
-	unsigned runs_hz;	/* the rate it samples at */
-	uint64_t runs_drain_ms; /* the tick it was sized for */
+	unsigned runs_hz;      /* the rate it samples at */
+	uint64_t runs_tick_ms; /* the tick it was sized for */
 	uint64_t runs_since_ms;
 	bool runs_logged; /* why there are none was said */
 	np_runs_drain_fn runs_drain;
@@ -202,7 +202,7 @@ static void sync_run_sampler(struct np_engine *engine, uint64_t now_ms)
 		for (unsigned n = 0; n < engine->topo->nr_nodes; n++)
 			np_bitmap_or(&cpus, &cpus, &engine->topo->nodes[n].cpus);
 	if (engine->run_sampler && engine->runs_hz == hz &&
-	    engine->runs_drain_ms == engine->cfg.tick_ms &&
+	    engine->runs_tick_ms == engine->cfg.tick_ms &&
 	    np_bitmap_equal(np_run_sampler_cpus(engine->run_sampler), &cpus))
 		return;
 	np_run_sampler_close(engine->run_sampler);
@@ -223,7 +223,7 @@ static void sync_run_sampler(struct np_engine *engine, uint64_t now_ms)
 		return;
 	}
 	engine->runs_hz = hz;
-	engine->runs_drain_ms = engine->cfg.tick_ms;
+	engine->runs_tick_ms = engine->cfg.tick_ms;
 	engine->runs_since_ms = now_ms;
 }
 

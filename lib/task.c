@@ -1413,6 +1413,7 @@ static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned 
 		return;
 	for (unsigned i = 0; i < nr; i++) {
 		const struct src_entry *last;
+		enum np_task_keep keep;
 
 		while (old < src->nr_last && src->last[old].st.pid < v[i].st.pid)
 			old++;
@@ -1423,8 +1424,6 @@ static void mark_kept(struct np_task_source *src, struct src_entry *v, unsigned 
 		 * instantiate: no identity to go by (0 is a process the events
 		 * named, which no event has said anything of since). A zombie
 		 * may be reaped without an event: read, to see it go. */
-		enum np_task_keep keep;
-
 		if (v[i].changed || last->st.pid != v[i].st.pid || last->ino != v[i].ino ||
 		    v[i].ino == 1 || last->st.state == 'Z' || last->st.state == 'X' ||
 		    (keep = src->keep(src->keep_data, last->st.pid, last->st.start_ticks)) ==
