@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -153,6 +154,24 @@ static pid_t child(bool spin)
 	return pid;
 }
 
+/* Whether @pid waits (state S in its stat): past its start, in pause(). */
+static bool waiting(pid_t pid)
+{
+	char path[64], buf[256];
+	FILE *f;
+	const char *close_paren;
+	bool ok = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
+		ok = close_paren[1] == ' ' && close_paren[2] == 'S';
+	fclose(f);
+	return ok;
+}
+
 static bool has(const struct seen *s, int pid)
 {
 	for (unsigned i = 0; i < s->nr; i++)
@@ -215,6 +234,12 @@ static void test_live(void)
 	CHECK(has(&seen, busy));
 	/* The idle one ran only between its fork and pause(): samples of it
 	 * are unlikely but possible; a drain after it waits has none. */
+	for (int i = 0; i < 500 && !waiting(idle); i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	CHECK(waiting(idle));
 	seen.nr = 0;
 	{
 		struct timespec ts = {0, 300 * 1000 * 1000};
