@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
 #include "runsample.h"
+#include "task.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -157,19 +159,18 @@ static pid_t child(bool spin)
 /* Whether @pid waits (state S in its stat): past its start, in pause(). */
 static bool waiting(pid_t pid)
 {
-	char path[64], buf[256];
-	FILE *f;
-	const char *close_paren;
-	bool ok = false;
+	char path[64], buf[1024];
+	struct np_stat st;
+	ssize_t len;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
-		ok = close_paren[1] == ' ' && close_paren[2] == 'S';
-	fclose(f);
-	return ok;
+	len = read(fd, buf, sizeof(buf));
+	close(fd);
+	return len > 0 && np_stat_parse(buf, (size_t)len, &st) == 0 && st.state == 'S';
 }
 
 static bool has(const struct seen *s, int pid)
