@@ -28,6 +28,7 @@
 struct np_proc_events {
 	int fd;
 	unsigned tag; /* the subscription's, in its ack field */
+	bool adopted; /* np_proc_events_adopt: not ours to unsubscribe */
 };
 
 /* Report one connector message's event, if it is one we follow. */
@@ -54,8 +55,10 @@ static void report(const struct proc_event *pe, const struct cn_msg *cn, np_proc
 	case PROC_EVENT_EXIT:
 		/* The main thread's exit: the process is gone, or a zombie
 		 * leader whose other threads live on; a read tells which. */
-		if (pe->event_data.exit.process_pid == pe->event_data.exit.process_tgid)
+		if (pe->event_data.exit.process_pid == pe->event_data.exit.process_tgid) {
 			ev.tgid = pe->event_data.exit.process_tgid;
+			ev.exited = true;
+		}
 		break;
 	case PROC_EVENT_COMM:
 		if (pe->event_data.comm.process_pid == pe->event_data.comm.process_tgid)
@@ -138,20 +141,21 @@ static int send_op(struct np_proc_events *ev, enum proc_cn_mcast_op op)
 }
 
 /* Receive one datagram from the kernel into @buf; -EAGAIN when none waits. */
-static ssize_t receive(int fd, void *buf, size_t size)
+static ssize_t receive(const struct np_proc_events *ev, void *buf, size_t size)
 {
 	for (;;) {
 		struct sockaddr_nl from;
 		socklen_t from_len = sizeof(from);
 		ssize_t n =
-		    recvfrom(fd, buf, size, MSG_DONTWAIT, (struct sockaddr *)&from, &from_len);
+		    recvfrom(ev->fd, buf, size, MSG_DONTWAIT, (struct sockaddr *)&from, &from_len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		/* Only the kernel (port 0) speaks for the connector. */
-		if (from_len == sizeof(from) && from.nl_pid == 0)
+		/* Only the kernel (port 0) speaks for the connector; an
+		 * adopted socket's peer is whoever was given it. */
+		if (ev->adopted || (from_len == sizeof(from) && from.nl_pid == 0))
 			return n;
 	}
 }
@@ -198,7 +202,7 @@ static int wait_ack(struct np_proc_events *ev)
 			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
 			return -errno;
-		n = receive(ev->fd, buf, sizeof(buf));
+		n = receive(ev, buf, sizeof(buf));
 		if (n == -EAGAIN || n == -ENOBUFS)
 			continue;
 		if (n < 0)
@@ -242,12 +246,25 @@ int np_proc_events_open(struct np_ctx *ctx, struct np_proc_events **out)
 	return 0;
 }
 
+int np_proc_events_adopt(int fd, struct np_proc_events **out)
+{
+	struct np_proc_events *ev = calloc(1, sizeof(*ev));
+
+	if (!ev)
+		return -ENOMEM;
+	ev->fd = fd;
+	ev->adopted = true;
+	*out = ev;
+	return 0;
+}
+
 void np_proc_events_close(struct np_proc_events *ev)
 {
 	if (!ev)
 		return;
 	/* The kernel counts listeners: sending stops when none is left. */
-	(void)send_op(ev, PROC_CN_MCAST_IGNORE);
+	if (!ev->adopted)
+		(void)send_op(ev, PROC_CN_MCAST_IGNORE);
 	close(ev->fd);
 	free(ev);
 }
@@ -270,7 +287,7 @@ int np_proc_events_drain(struct np_proc_events *ev, np_proc_event_fn fn, void *d
 
 		if (reads == DRAIN_MAX)
 			return lost ? -ENOBUFS : 1;
-		n = receive(ev->fd, buf, sizeof(buf));
+		n = receive(ev, buf, sizeof(buf));
 		if (n == -EAGAIN)
 			break;
 		if (n == -ENOBUFS) {

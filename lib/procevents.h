@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "context.h"
@@ -28,6 +29,7 @@ enum np_proc_event_kind {
 struct np_proc_event {
 	enum np_proc_event_kind kind;
 	int tgid;	   /* NP_PROC_CHANGED: the process */
+	bool exited;	   /* NP_PROC_CHANGED: its main thread exited */
 	unsigned seq, ack; /* NP_PROC_ACK: the kernel's number; the request's ack + 1 */
 	unsigned err;	   /* NP_PROC_ACK: 0, or the errno it was refused with */
 };
@@ -52,6 +54,12 @@ int np_proc_events_parse(const void *buf, size_t len, np_proc_event_fn fn, void 
  * -errno (ECONNREFUSED in a network namespace of its own); the caller's
  * fallback is a listing. */
 int np_proc_events_open(struct np_ctx *ctx, struct np_proc_events **out);
+
+/* Follow connector datagrams that arrive on @fd, a socket someone else
+ * subscribed (tests write them into one end of a socketpair): taken over,
+ * closed by np_proc_events_close without a word to the kernel. Returns 0
+ * or -ENOMEM (@fd is then left open). */
+int np_proc_events_adopt(int fd, struct np_proc_events **out);
 
 /* Unsubscribe and close; NULL is accepted. */
 void np_proc_events_close(struct np_proc_events *ev);

@@ -787,6 +787,9 @@ struct np_task_source {
 	unsigned nr_pending;
 	uint64_t delay_ms;
 	uint64_t last_scan_ms;
+	/* Tasks of the last scan that every scan reads whatever the keep
+	 * callback says (zombies, entries with no inode to know them by). */
+	unsigned nr_read_always;
 };
 
 struct pending_task {
@@ -1152,12 +1155,49 @@ static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
 /* More processes changed between two scans than this: list /proc instead. */
 #define CHANGED_MAX 65536
 
+static bool listed_last(struct np_task_source *src, int pid);
+
+/* Past this many processes named since the last scan, an exit is not
+ * looked for among them: the exited one's read fails, as it would have. */
+#define DROP_SEARCH_MAX 4096
+
+/* A process no scan listed, whose main thread exited before its first
+ * read: nothing is left to read (a leader that exits before its other
+ * threads leaves a process; the next listing finds it). Named processes
+ * are unsorted between scans; pending ones sorted by pid. */
+static void drop_unlisted(struct np_task_source *src, int pid)
+{
+	unsigned lo = 0, hi = src->nr_pending;
+
+	if (src->nr_changed <= DROP_SEARCH_MAX)
+		for (unsigned c = src->nr_changed; c-- > 0;)
+			if (src->changed[c] == pid)
+				src->changed[c] = src->changed[--src->nr_changed];
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (src->pending[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < src->nr_pending && src->pending[lo].pid == pid) {
+		memmove(&src->pending[lo], &src->pending[lo + 1],
+			(src->nr_pending - lo - 1) * sizeof(*src->pending));
+		src->nr_pending--;
+	}
+}
+
 static void on_event(void *data, const struct np_proc_event *ev)
 {
 	struct np_task_source *src = data;
 
 	if (ev->kind != NP_PROC_CHANGED || src->must_list)
 		return;
+	if (ev->exited && !listed_last(src, ev->tgid)) {
+		drop_unlisted(src, ev->tgid);
+		return;
+	}
 	if (src->nr_changed == src->changed_cap) {
 		unsigned cap = src->changed_cap ? src->changed_cap * 2 : 256;
 		int *bigger =
@@ -1484,7 +1524,33 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	src->nr_last = kept;
 	src->listed = true;
 	src->last_scan_ms = list->uptime_ms;
+	src->nr_read_always = 0;
+	for (unsigned i = 0; i < kept; i++)
+		src->nr_read_always += v[i].ino == 1 || v[i].st.state == 'Z' || v[i].st.state == 'X';
 	return 0;
+}
+
+bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms)
+{
+	uint64_t now;
+
+	if (!src->events || !src->listed || src->must_list || src->nr_read_always)
+		return true;
+	drain_events(src, false);
+	if (src->must_list)
+		return true;
+	now = src->last_scan_ms + since_scan_ms;
+	if (now - src->listed_at_ms >= src->resync_ms)
+		return true;
+	/* A new one is first heard of at the last scan's time. */
+	for (unsigned c = 0; c < src->nr_changed; c++)
+		if (listed_last(src, src->changed[c]) ||
+		    now - src->last_scan_ms >= src->delay_ms)
+			return true;
+	for (unsigned p = 0; p < src->nr_pending; p++)
+		if (now - src->pending[p].heard_ms >= src->delay_ms)
+			return true;
+	return false;
 }
 
 /* ---- node load ---- */
