@@ -472,7 +472,7 @@ static void reload(struct daemon *d)
 
 static void summary(struct daemon *d)
 {
-	const struct np_sched_counters *sc = np_engine_sched_counters(d->engine);
+	const struct np_stats *stats = np_engine_stats(d->engine);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -481,8 +481,9 @@ static void summary(struct daemon *d)
 		return;
 	/* The reads are the stats' (the "scans" line): one counter, the same
 	 * the metrics show. */
-	fprintf(f, "state: %u tasks tracked, %llu cycles\n", np_engine_tracked(d->engine),
-		(unsigned long long)sc->ticks);
+	fprintf(f, "state: %u tasks tracked, %llu cycles, %llu of them quiet\n",
+		np_engine_tracked(d->engine), (unsigned long long)np_stats_ticks(stats),
+		(unsigned long long)np_stats_quiet_ticks(stats));
 	np_stats_write_summary(np_engine_stats(d->engine), f);
 	fclose(f);
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))

@@ -81,6 +81,16 @@ struct np_engine {
 	void *runs_data;
 	unsigned keep_cursor; /* keep_record's place in the state table */
 	uint64_t keep_now_ms; /* this tick's time, for keep_record */
+	/* Quiet ticks (tick_is_quiet): what the last tick that scanned left.
+	 * No task that ran needs its stat read before quiet_until_ms (clock
+	 * ms), nor any kept record to be read again; scanned_ms and
+	 * scanned_uptime_ms are that tick's time and uptime, last_skips its
+	 * tasks' verdicts, which stand while nothing changes. */
+	bool scanned;
+	uint64_t quiet_until_ms;
+	uint64_t scanned_ms, scanned_uptime_ms;
+	uint64_t last_skips[NP_REASON_COUNT];
+	unsigned last_narrowed;
 	/* The machine as last read (read_machine): its nodes, their CPUs,
 	 * free memory and distances, and the kernel's balancing sysctl. */
 	struct np_topology *topo;
@@ -176,13 +186,46 @@ static enum np_task_keep keep_record(void *data, int pid, uint64_t start_ticks)
 }
 
 /* A process a CPU sample found running: the states of its pid (a reused
- * pid marks the old one too, which costs it one read). */
+ * pid marks the old one too, which costs it one read). One that ran needs
+ * its stat read when its next read comes, quiet or not. */
 static void note_run(void *data, int pid)
 {
-	struct np_state_table *t = data;
+	struct np_engine *engine = data;
+	struct np_state_table *t = &engine->states;
 
-	for (unsigned i = np_state_table_first_of(t, pid); i < t->nr && t->v[i].pid == pid; i++)
+	for (unsigned i = np_state_table_first_of(t, pid); i < t->nr && t->v[i].pid == pid; i++) {
 		t->v[i].ran = true;
+		if (t->v[i].sched.next_read_ms < engine->quiet_until_ms)
+			engine->quiet_until_ms = t->v[i].sched.next_read_ms;
+	}
+}
+
+/*
+ * When the next tick cannot be quiet because of a task: the earliest next
+ * read of one that ran since its last read (of any, with min_cpu_percent
+ * 0: a task that did not run is then looked at all the same), and the
+ * earliest end of a kept record's hour. One that did not run waits: were
+ * it read, its record would stand in as unchanged, and what the plan would
+ * find of it (idle, too small) it finds at the next tick that scans. A
+ * pass over the table at a tick that scanned.
+ */
+static void set_quiet_until(struct np_engine *engine)
+{
+	uint64_t until = UINT64_MAX, hour = UNCHANGED_MAX_PERIODS * engine->cfg.scan_period_max_ms;
+	bool all = engine->cfg.min_cpu_percent == 0;
+
+	for (unsigned i = 0; i < engine->states.nr; i++) {
+		const struct np_task_state *st = &engine->states.v[i];
+
+		/* Read before samples were lost: it may have run unseen. */
+		bool unvouched = st->read_ms < engine->runs_since_ms;
+
+		if ((st->ran || unvouched || all) && st->sched.next_read_ms < until)
+			until = st->sched.next_read_ms;
+		if (st->read_ms + hour < until)
+			until = st->read_ms + hour;
+	}
+	engine->quiet_until_ms = until;
 }
 
 /* Open, or open again, the sampler of which processes run, for the CPUs
@@ -255,6 +298,7 @@ int np_engine_take_task_events(struct np_engine *engine)
 
 void np_engine_stop_task_events(struct np_engine *engine)
 {
+	engine->scanned = false;
 	np_task_source_stop_events(engine->src);
 }
 
@@ -266,8 +310,10 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	struct np_topology *topo = NULL;
 	int err;
 
-	if (!engine)
+	if (!engine) {
+		np_proc_events_close(params->events);
 		return -ENOMEM;
+	}
 	engine->ctx = params->ctx;
 	engine->clock = params->clock;
 	engine->dry_run = params->dry_run;
@@ -294,7 +340,10 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	err = np_task_source_new(engine->ctx, &engine->src);
 	if (!err) {
 		np_task_source_set_keep(engine->src, keep_record, engine);
-		if (params->task_events)
+		if (params->events)
+			np_task_source_use_events(engine->src, params->events,
+						  engine->cfg.scan_period_max_ms);
+		else if (params->task_events)
 			follow_task_events(engine);
 		err = np_memory_reader_new(&engine->reader);
 	}
@@ -319,6 +368,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	*out = engine;
 	return 0;
 fail:
+	if (!engine->src)
+		np_proc_events_close(params->events); /* taken over all the same */
 	np_engine_free(engine);
 	return err;
 }
@@ -389,6 +440,7 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	np_task_source_set_resync(engine->src, copy.scan_period_max_ms);
 	for (unsigned i = 0; i < engine->states.nr; i++)
 		np_sched_task_reload(engine->sched, &engine->states.v[i].sched);
+	engine->scanned = false; /* the filter and the periods may differ */
 	return 0;
 }
 
@@ -566,6 +618,7 @@ struct tick {
 	struct np_task_state **picked_state;
 	uint64_t *picked_bytes; /* numa_maps bytes read for each */
 	unsigned nr_picked;
+	bool quiet; /* nothing listed: tick_is_quiet */
 };
 
 static void tick_clear(struct tick *t)
@@ -734,6 +787,58 @@ static void picks_failed(struct np_engine *engine, const struct tick *t)
 	}
 }
 
+/* The nodes as last read, and their CPUs' use since the last tick, into
+ * the snapshot: at every tick, so that a tick that decides plans with the
+ * load of the last second, not of the time since the last decision. */
+static int snap_machine(struct np_engine *engine, struct np_snapshot *snap)
+{
+	int err = np_topology_copy(engine->topo, &snap->topo);
+
+	snap->kernel_numa_balancing = engine->kernel_numa_balancing;
+	if (!err && !(snap->node_load = calloc(snap->topo->nr_nodes + 1, sizeof(double))))
+		err = -ENOMEM;
+	if (!err)
+		err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	return err;
+}
+
+/*
+ * A quiet tick: the CPU samples saw no task run that needs its stat read
+ * by now (set_quiet_until), the connector says no process came, went or
+ * changed that a scan would read (np_task_source_owes_scan), no task was
+ * re-pinned, no move is in flight, and samples were lost nowhere: a scan
+ * would keep every record, and the plan find what the last one found.
+ * Such a tick takes the CPUs' use of the last second and counts the tasks
+ * passed over under the last verdicts; its snapshot holds no task. On an
+ * idle machine a tick then costs what the machine does, not how many
+ * tasks it holds, as the kernel's balancing spends nothing on a task that
+ * does not run. Without the connector or the samples, every tick scans.
+ */
+static bool tick_is_quiet(struct np_engine *engine, const struct tick *t, unsigned repinned)
+{
+	if (!engine->scanned || engine->read_all || t->opts->look_once || repinned)
+		return false;
+	if (!(engine->run_sampler || engine->runs_drain) || engine->runs_since_ms == t->now_ms)
+		return false;
+	if (t->now_ms >= engine->quiet_until_ms ||
+	    np_actuator_moving(engine->act, NULL, NULL, NULL))
+		return false;
+	return !np_task_source_owes_scan(engine->src, t->now_ms - engine->scanned_ms);
+}
+
+static int quiet_tick(struct np_engine *engine, struct tick *t)
+{
+	int err = snap_machine(engine, t->snap);
+
+	t->quiet = true;
+	t->snap->uptime_ms = engine->scanned_uptime_ms + (t->now_ms - engine->scanned_ms);
+	if (err)
+		return err;
+	np_stats_add_skips(engine->stats, engine->last_skips);
+	np_stats_add_quiet_tick(engine->stats);
+	return 0;
+}
+
 static int observe(struct np_engine *engine, struct tick *t)
 {
 	uint64_t skips[NP_REASON_COUNT] = {0};
@@ -756,13 +861,14 @@ static int observe(struct np_engine *engine, struct tick *t)
 		repinned = poke_repinned(engine, engine->topo);
 	/* Who ran since the last tick, before the reads it spares. Samples
 	 * lost: a task read before now may have run unseen. */
-	if (engine->runs_drain
-		? engine->runs_drain(engine->runs_data, note_run, &engine->states)
-		: engine->run_sampler &&
-		      np_run_sampler_drain(engine->run_sampler, note_run, &engine->states))
+	if (engine->runs_drain ? engine->runs_drain(engine->runs_data, note_run, engine)
+			       : engine->run_sampler &&
+				     np_run_sampler_drain(engine->run_sampler, note_run, engine))
 		engine->runs_since_ms = t->now_ms;
 	if (!t->opts->look_once)
 		sync_run_sampler(engine, t->now_ms);
+	if (tick_is_quiet(engine, t, repinned))
+		return quiet_tick(engine, t);
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
 	/* A process younger than scan_delay_ms is passed over: one the
@@ -800,15 +906,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 		np_log(engine->ctx, LOG_WARNING,
 		       "cannot read the nodes again (%s): this cycle uses the last figures",
 		       strerror(-err));
-	err = np_topology_copy(engine->topo, &snap->topo);
-	snap->kernel_numa_balancing = engine->kernel_numa_balancing;
-	/* The CPUs' use since the last tick, at every tick: a tick that
-	 * decides plans with the load of the last second, not of the time
-	 * since the last decision. */
-	if (!err && !(snap->node_load = calloc(snap->topo->nr_nodes + 1, sizeof(double))))
-		err = -ENOMEM;
-	if (!err)
-		err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	err = snap_machine(engine, snap);
 	if (err) {
 		picks_failed(engine, t);
 		return err;
@@ -841,6 +939,9 @@ static int observe(struct np_engine *engine, struct tick *t)
 		if (t->plan.verdicts[i].reason < NP_REASON_COUNT)
 			skips[t->plan.verdicts[i].reason]++;
 	np_stats_add_skips(engine->stats, skips);
+	memcpy(engine->last_skips, skips, sizeof(skips));
+	engine->scanned_ms = t->now_ms;
+	engine->scanned_uptime_ms = t->list->uptime_ms;
 	return 0;
 }
 
@@ -1747,11 +1848,20 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		err = read_tasks(engine, &t);
 	if (!err)
 		err = decide_and_act(engine, &t);
+	if (!err && !t.quiet)
+		engine->last_narrowed = narrowed_tasks(engine);
 	if (!err)
 		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
-				  narrowed_tasks(engine));
+				  engine->last_narrowed);
 	if (!err && !opts->look_once && (t.nr_picked || !engine->decided.topo))
 		err = remember_decided(engine, t.snap, t.now_ms);
+	/* What the next tick may take as known; after a failed one, it scans. */
+	if (err || opts->look_once) {
+		engine->scanned = false;
+	} else if (!t.quiet) {
+		engine->scanned = true;
+		set_quiet_until(engine);
+	}
 	tick_clear(&t);
 	if (err || !snapshot) {
 		np_snapshot_free(t.snap);

@@ -26,6 +26,7 @@
  * report is np_engine_look_once().
  */
 struct np_engine;
+struct np_proc_events;
 
 /* Pass each process that ran since the last call to @fn; returns 0 or
  * nonzero when some may have gone unreported. */
@@ -50,6 +51,9 @@ struct np_engine_params {
 	 * network namespace of its own, a fixture root), say so at info and
 	 * list /proc at every tick. False: list at every tick. */
 	bool task_events;
+	/* Tests: follow this connector (np_proc_events_adopt; taken over)
+	 * instead of the kernel's, whatever task_events says. */
+	struct np_proc_events *events;
 	/* Learn which processes run from CPU samples (lib/runsample.h, at
 	 * run_sample_hz): a small or idle task due to be read that was not
 	 * seen running keeps its record. Where it cannot be had (no

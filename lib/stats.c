@@ -33,6 +33,7 @@ struct stats_hot {
 	uint64_t migrate_call_ns[NP_CALL_NR];
 	uint64_t migrate_call_max_ns[NP_CALL_NR];
 	uint64_t ticks, tick_ns, tick_max_ns, tick_cpu_ns;
+	uint64_t quiet_ticks;
 	uint64_t affinity_threads;
 	uint64_t scans;
 	uint64_t numa_maps_bytes;
@@ -249,6 +250,23 @@ void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu
 	if (elapsed_ns > stats->hot.tick_max_ns)
 		stats->hot.tick_max_ns = elapsed_ns;
 	unlock(stats);
+}
+
+void np_stats_add_quiet_tick(struct np_stats *stats)
+{
+	lock(stats);
+	stats->hot.quiet_ticks++;
+	unlock(stats);
+}
+
+uint64_t np_stats_quiet_ticks(const struct np_stats *stats)
+{
+	return read_counter(stats, &stats->hot.quiet_ticks);
+}
+
+uint64_t np_stats_ticks(const struct np_stats *stats)
+{
+	return read_counter(stats, &stats->hot.ticks);
 }
 
 void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages)
@@ -573,6 +591,11 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 			call_names[a], (double)h->migrate_call_max_ns[a] / 1e9);
 	family(out, "ticks_total", "counter", "Placement cycles run.");
 	fprintf(out, "numaplaced_ticks_total %" PRIu64 "\n", h->ticks);
+	family(out, "quiet_ticks_total", "counter",
+	       "Placement cycles that found nothing changed (no process came, went or ran that "
+	       "needed a look, none re-pinned, no move in flight) and passed the tasks over "
+	       "without listing them.");
+	fprintf(out, "numaplaced_quiet_ticks_total %" PRIu64 "\n", h->quiet_ticks);
 	family(out, "tick_seconds_total", "counter",
 	       "Wall-clock time spent in placement cycles (the event loop waits meanwhile).");
 	fprintf(out, "numaplaced_tick_seconds_total %.6f\n", (double)h->tick_ns / 1e9);

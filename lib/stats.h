@@ -100,6 +100,13 @@ void np_stats_add_sampled_look(struct np_stats *stats, bool sufficed);
  * thread's CPU time. */
 void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu_ns);
 
+/* A placement cycle that found nothing changed and listed no task (a quiet
+ * tick, lib/engine.c); it is counted by np_stats_add_tick too. */
+void np_stats_add_quiet_tick(struct np_stats *stats);
+uint64_t np_stats_quiet_ticks(const struct np_stats *stats);
+/* Placement cycles counted by np_stats_add_tick, quiet ones included. */
+uint64_t np_stats_ticks(const struct np_stats *stats);
+
 /* One task or action passed over for @reason (out of range, or a reason
  * that is no skip, such as a move: ignored). The label is the reason
  * table's metric name. */

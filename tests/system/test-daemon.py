@@ -765,25 +765,38 @@ def test_stats_kept():
     check(d.wait_log(r"started") is not None, "kept: daemon starts")
     time.sleep(4)
     read, kept, _ = stat_counts(d)
-    print(f"     4 s at 100 ms cycles: {read:.0f} stat reads, {kept:.0f} records kept",
-          flush=True)
-    check(read > 0 and kept > 3 * read,
-          f"kept: most listings keep the last record ({read:.0f} read, {kept:.0f} kept)")
+    quiet = d.counter("numaplaced_quiet_ticks_total")
     # With the process connector /proc is listed at the first cycle only;
     # without it (no CAP_NET_ADMIN, a network namespace of its own) at
-    # every cycle, and the log says why.
+    # every cycle, and the log says why. With the connector and CPU
+    # samples, a cycle that finds nothing changed lists nothing (quiet).
     _, body = d.metrics()
     listings = {k: float(v) for k, v in re.findall(
         r'^numaplaced_task_listings_total\{from="(\w+)"\} (\S+)$', body, re.M)}
     fallback = re.search(r"process events: (.*); /proc is listed at every cycle", d.text())
-    print(f"     listings: {listings}; "
-          f"{'fallback: ' + fallback.group(1) if fallback else 'process connector'}", flush=True)
+    no_samples = re.search(r"CPU samples: (.*); small and idle", d.text())
+    print(f"     4 s at 100 ms cycles: {read:.0f} stat reads, {kept:.0f} records kept, "
+          f"{quiet:.0f} quiet cycles; listings: {listings}; "
+          f"{'fallback: ' + fallback.group(1) if fallback else 'process connector'}"
+          f"{', no samples' if no_samples else ''}", flush=True)
     if fallback:
-        check(listings.get("events", -1) == 0 and listings.get("proc", 0) >= 30,
-              f"kept: without the connector every cycle lists /proc ({listings})")
+        check(read > 0 and kept > 3 * read,
+              f"kept: most listings keep the last record ({read:.0f} read, {kept:.0f} kept)")
+        check(listings.get("events", -1) == 0 and listings.get("proc", 0) >= 30 and quiet == 0,
+              f"kept: without the connector every cycle lists /proc ({listings}, "
+              f"{quiet:.0f} quiet)")
     else:
-        check(listings.get("proc", -1) == 1 and listings.get("events", 0) >= 30,
-              f"kept: with the connector only the first cycle lists /proc ({listings})")
+        check(read > 0 and (kept > 3 * read or quiet >= 30),
+              f"kept: most cycles keep the last records or list nothing ({read:.0f} read, "
+              f"{kept:.0f} kept, {quiet:.0f} quiet cycles)")
+        check(listings.get("proc", -1) == 1 and listings.get("events", 0) + quiet >= 30,
+              f"kept: with the connector only the first cycle lists /proc ({listings}, "
+              f"{quiet:.0f} quiet)")
+        if no_samples:
+            check(quiet == 0, f"kept: without CPU samples no cycle is quiet ({quiet:.0f})")
+        else:
+            check(quiet >= 5, f"kept: with CPU samples, cycles that find nothing changed are "
+                  f"quiet ({quiet:.0f})")
     # Processes that live less than scan_delay_ms: without the connector
     # each cycle's listing reads them; with it they are not read at all:
     # 600 of them add fewer than 300 reads to what the same time reads

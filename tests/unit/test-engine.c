@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
 #include "engine.h"
+#include "fake-events.h"
+#include "procevents.h"
 #include "report.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <linux/capability.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
@@ -1271,6 +1274,152 @@ static void test_unchanged_records(void)
 	tree_remove(root);
 }
 
+/* With the connector and word of which processes ran, a tick at which
+ * nothing changed lists nothing (a quiet tick: its snapshot holds no task,
+ * and the tasks are counted passed over as at the last tick); a task that
+ * ran and is due, a listed process named by an event, a new one that
+ * lives past its first read's wait, lost samples, a listing's resync and
+ * a reload each make the next tick scan. A new process that exits before
+ * its first read leaves the tick quiet. */
+static void test_quiet_ticks(void)
+{
+	struct fake_runs runs = {{0}, 0, 0};
+	struct np_engine_params params = {.dry_run = true, .runs_drain = fake_drain,
+					  .runs_data = &runs};
+	char root[] = "/tmp/np-engine-quiet-XXXXXX";
+	struct np_snapshot *snap = NULL;
+	struct proc_event pe;
+	struct np_engine *engine;
+	struct np_stats *stats;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t quiet, reads, unchanged, skipped;
+	int sv[2];
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.min_rss_mb = 1048576;
+	CHECK_INT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	CHECK_INT(np_proc_events_adopt(sv[0], &params.events), 0);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	stats = np_engine_stats(engine);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(np_stats_listed(stats, false), 5);
+	CHECK_U64(np_stats_quiet_ticks(stats), 0);
+
+#define NEXT_TICK(ms)                                                                    \
+	do {                                                                             \
+		quiet = np_stats_quiet_ticks(stats);                                     \
+		reads = np_stats_listed(stats, false);                                   \
+		unchanged = np_stats_listed_unchanged(stats);                            \
+		skipped = np_stats_skips(stats, NP_REASON_TOO_SMALL);                    \
+		np_clock_advance(params.clock, (ms));                                    \
+		CHECK_INT(np_engine_tick(engine, NULL), 0);                              \
+		quiet = np_stats_quiet_ticks(stats) - quiet;                             \
+		reads = np_stats_listed(stats, false) - reads;                           \
+		unchanged = np_stats_listed_unchanged(stats) - unchanged;                \
+		skipped = np_stats_skips(stats, NP_REASON_TOO_SMALL) - skipped;          \
+	} while (0)
+
+	/* Nobody ran, nothing came or went: quiet, every task passed over
+	 * for what the last tick found (the fixture's user tasks are too
+	 * small), and the snapshot has the machine but no task. */
+	NEXT_TICK(1000);
+	CHECK_U64(quiet, 1);
+	CHECK_U64(reads + unchanged, 0);
+	CHECK(skipped > 0);
+	np_clock_advance(params.clock, 1000);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(snap && snap->nr_tasks == 0 && snap->topo && snap->topo->nr_nodes == 2 &&
+	      snap->node_load);
+	np_snapshot_free(snap);
+	CHECK_U64(np_stats_quiet_ticks(stats), 2);
+	/* 400 ran, and its wait is over: the tick scans and reads it; the
+	 * others' records stand in as unchanged. */
+	runs.pids[runs.nr++] = 400;
+	NEXT_TICK(cfg.scan_period_max_ms + 1000);
+	CHECK_U64(quiet, 0);
+	CHECK_U64(reads, 1);
+	CHECK_U64(unchanged, 4);
+	NEXT_TICK(1000);
+	CHECK_U64(quiet, 1);
+	/* 400 ran again, but its next read is a while away: quiet; once it
+	 * comes, the tick scans. */
+	runs.pids[runs.nr++] = 400;
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	NEXT_TICK(cfg.scan_period_max_ms);
+	CHECK_U64(quiet, 0);
+	CHECK_U64(reads, 1);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	/* An exec of a listed process: read at once. */
+	pe = pid_event(PROC_EVENT_EXEC, 200, 200);
+	CHECK(send_event(sv[1], &pe));
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 0);
+	CHECK_U64(reads, 1);
+	/* A new process that exits before its first read: quiet. */
+	pe = fork_event(1, 999, 999);
+	CHECK(send_event(sv[1], &pe));
+	pe = pid_event(PROC_EVENT_EXIT, 999, 999);
+	CHECK(send_event(sv[1], &pe));
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	/* One that lives: quiet until its wait (scan_delay_ms from the last
+	 * scan) is over, then scanned; it waits on (the fixture's uptime
+	 * stands still), and its exit ends what it was owed. */
+	pe = fork_event(1, 998, 998);
+	CHECK(send_event(sv[1], &pe));
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	NEXT_TICK(cfg.scan_delay_ms);
+	CHECK_U64(quiet, 0);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	pe = pid_event(PROC_EVENT_EXIT, 998, 998);
+	CHECK(send_event(sv[1], &pe));
+	NEXT_TICK(cfg.scan_delay_ms);
+	CHECK_U64(quiet, 1);
+	/* Samples lost: scanned, every due task read, and a task read
+	 * before the loss is read when its next read comes, ran or not. */
+	runs.ret = -ENOBUFS;
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 0);
+	CHECK(reads > 0);
+	NEXT_TICK(cfg.scan_period_max_ms);
+	CHECK_U64(quiet, 0);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	/* The listing's resync (scan_period_max_ms) is owed a scan. */
+	NEXT_TICK(cfg.scan_period_max_ms);
+	CHECK_U64(quiet, 0);
+	/* A reload scans again. */
+	CHECK_INT(np_engine_set_config(engine, &cfg), 0);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 0);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 1);
+	/* Without the connector every tick scans. */
+	np_engine_stop_task_events(engine);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 0);
+	NEXT_TICK(100);
+	CHECK_U64(quiet, 0);
+#undef NEXT_TICK
+
+	close(sv[1]);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 int main(void)
 {
 	test_kept_records();
@@ -1289,5 +1438,6 @@ int main(void)
 	test_odd_files();
 	test_sampled_look();
 	test_unchanged_records();
+	test_quiet_ticks();
 	return check_done();
 }
