@@ -202,28 +202,35 @@ static void note_run(void *data, int pid)
 
 /*
  * When the next tick cannot be quiet because of a task: the earliest next
- * read of one that ran since its last read (of any, with min_cpu_percent
- * 0: a task that did not run is then looked at all the same), and the
- * earliest end of a kept record's hour. One that did not run waits: were
- * it read, its record would stand in as unchanged, and what the plan would
- * find of it (idle, too small) it finds at the next tick that scans. A
- * pass over the table at a tick that scanned.
+ * read of one the plan could pick (as big as min_rss_mb: whether or not
+ * it ran, it may be due a look with CPU used before its last read, or be
+ * waiting for budget or for a move to end), of one that ran since its
+ * last read, and of one read before samples were last lost (it may have
+ * run unseen); and the earliest read a kept record's hour forces (at its
+ * next read after the hour). A small task that did not run waits: read,
+ * its record would stand in as unchanged, and what the plan would find
+ * of it (too small) it finds at the next tick that scans. A pass over the
+ * table at a tick that scanned.
  */
 static void set_quiet_until(struct np_engine *engine)
 {
 	uint64_t until = UINT64_MAX, hour = UNCHANGED_MAX_PERIODS * engine->cfg.scan_period_max_ms;
-	bool all = engine->cfg.min_cpu_percent == 0;
+	uint64_t pickable_bytes = engine->cfg.min_rss_mb << 20;
 
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		const struct np_task_state *st = &engine->states.v[i];
+		uint64_t next = st->sched.next_read_ms;
 
-		/* Read before samples were lost: it may have run unseen. */
-		bool unvouched = st->read_ms < engine->runs_since_ms;
+		if (st->ran || st->read_ms < engine->runs_since_ms ||
+		    st->sched.rss_bytes >= pickable_bytes) {
+			if (next < until)
+				until = next;
+		} else {
+			uint64_t forced = next > st->read_ms + hour ? next : st->read_ms + hour;
 
-		if ((st->ran || unvouched || all) && st->sched.next_read_ms < until)
-			until = st->sched.next_read_ms;
-		if (st->read_ms + hour < until)
-			until = st->read_ms + hour;
+			if (forced < until)
+				until = forced;
+		}
 	}
 	engine->quiet_until_ms = until;
 }

@@ -787,9 +787,6 @@ struct np_task_source {
 	unsigned nr_pending;
 	uint64_t delay_ms;
 	uint64_t last_scan_ms;
-	/* Tasks of the last scan that every scan reads whatever the keep
-	 * callback says (zombies, entries with no inode to know them by). */
-	unsigned nr_read_always;
 };
 
 struct pending_task {
@@ -1524,9 +1521,6 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	src->nr_last = kept;
 	src->listed = true;
 	src->last_scan_ms = list->uptime_ms;
-	src->nr_read_always = 0;
-	for (unsigned i = 0; i < kept; i++)
-		src->nr_read_always += v[i].ino == 1 || v[i].st.state == 'Z' || v[i].st.state == 'X';
 	return 0;
 }
 
@@ -1534,10 +1528,10 @@ bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms
 {
 	uint64_t now;
 
-	if (!src->events || !src->listed || src->must_list || src->nr_read_always)
+	if (!src->events || !src->listed || src->must_list)
 		return true;
-	drain_events(src, false);
-	if (src->must_list)
+	/* More waiting than one drain takes: a scan would list /proc. */
+	if (drain_events(src, false) == 1 || src->must_list)
 		return true;
 	now = src->last_scan_ms + since_scan_ms;
 	if (now - src->listed_at_ms >= src->resync_ms)

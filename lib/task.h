@@ -179,15 +179,16 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 int np_task_source_events_fd(const struct np_task_source *src);
 int np_task_source_take_events(struct np_task_source *src);
 
-/* Whether a scan now would read anything or learn of any process: false
- * only when the connector is followed, nothing was lost, no listing is
- * due, no process the last scan listed was named since (an exec, an exit,
- * a rename), no new process's wait for its first read has ended, and no
- * task of the last scan is one every scan reads (a zombie); a task the
- * keep callback wants read is the caller's to know. @since_scan_ms: the
- * time since the last scan. Takes the events waiting first. A process
- * no scan listed whose main thread exits before its first read is
- * forgotten: it is not read. */
+/* Whether a scan now would learn of any process: false only when the
+ * connector is followed, nothing was lost or is left waiting, no listing
+ * is due, no process the last scan listed was named since (an exec, an
+ * exit, a rename) and no new process's wait for its first read has ended.
+ * A task the keep callback wants read is the caller's to know; a zombie's
+ * reap sends no event (a scan reads listed zombies to see them go): it is
+ * seen at the next scan. @since_scan_ms: the time since the last scan, by
+ * the caller's clock (one that stops in a suspend makes the waits end
+ * late). Takes the events waiting first. A process no scan listed whose
+ * main thread exits before its first read is forgotten: it is not read. */
 bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms);
 
 /* List every process (not threads), sorted by pid, each read now or kept
