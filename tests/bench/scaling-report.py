@@ -13,7 +13,8 @@ IDLE_LINE = re.compile(
     r"^(?P<case>\w+): (?P<procs>\d+) processes, (?P<threads>\d+) threads: CPU per cycle "
     r"median (?P<median>[\d.]+) ms, 90th (?P<p90>[\d.]+), max (?P<max>[\d.]+) over "
     r"(?P<n>\d+) cycles; process CPU per cycle (?P<proc>[\d.]+) ms; (?P<us>[\d.]+) us per "
-    r"process(?:; (?P<warm>[\d.]+) ms per cycle on average before)?$")
+    r"process(?:; (?P<warm>[\d.]+) ms per cycle on average before)?"
+    r"(?:; mean (?P<mean>[\d.]+) ms)?$")
 CASE_LABELS = {
     "host": "the host as it is",
     "p100": "+ 100 idle processes",
