@@ -65,6 +65,20 @@ static inline const char *fixture(const char *name)
 	return buf;
 }
 
+/* Write @text to @dir/@name (a fixture tree's file); 0, or -1. */
+static inline int put_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
 static inline int check_done(void)
 {
 	printf("%d checks, %d failed\n", check_count, check_failures);

@@ -294,19 +294,6 @@ static void test_live_first_read_delay(void)
 
 /* ---- what a scan owes, with events from a socket the test writes ---- */
 
-static int put_file(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
 /* proc/PID/stat in state @state, started at tick 100. */
 static int put_stat(const char *proc, int pid, char state)
 {

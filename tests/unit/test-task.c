@@ -679,19 +679,6 @@ static void test_fixture_hostile(void)
 	np_ctx_free(ctx);
 }
 
-static int write_file(const char *dir, const char *name, const char *text)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
 /* Load between two calls, and the errors a bad proc/stat gives. */
 static void test_node_load_delta(void)
 {
@@ -711,7 +698,7 @@ static void test_node_load_delta(void)
 	np_ctx_set_log_fn(ctx, capture_log, NULL);
 	CHECK_INT(np_task_source_new(ctx, &src), 0);
 
-	CHECK_INT(write_file(proc, "stat",
+	CHECK_INT(put_file(proc, "stat",
 			     "cpu0 100 0 0 100\ncpu1 0 0 0 200\n"
 			     "cpu2 0 0 0 0\ncpu3 0 0 0 0\n"),
 		  0);
@@ -719,27 +706,27 @@ static void test_node_load_delta(void)
 	CHECK(fabs(busy[0] - 0.25) < 1e-9 && busy[1] == 0.0);
 	/* cpu0 fully busy, cpu1 idle for 100 ticks each; cpu2 went offline;
 	 * cpu3's counters went back (skipped for one round). */
-	CHECK_INT(write_file(proc, "stat", "cpu0 200 0 0 100\ncpu1 0 0 0 300\ncpu3 0 0 0 0\n"), 0);
+	CHECK_INT(put_file(proc, "stat", "cpu0 200 0 0 100\ncpu1 0 0 0 300\ncpu3 0 0 0 0\n"), 0);
 	CHECK_INT(np_task_source_node_load(src, topo, busy), 0);
 	CHECK(fabs(busy[0] - 0.5) < 1e-9 && busy[1] == 0.0);
-	CHECK_INT(write_file(proc, "stat",
+	CHECK_INT(put_file(proc, "stat",
 			     "cpu0 200 0 0 100\ncpu1 0 0 0 300\n"
 			     "cpu2 50 0 0 50\ncpu3 10 0 0 30\n"),
 		  0);
 	CHECK_INT(np_task_source_node_load(src, topo, busy), 0);
 	CHECK(busy[0] == 0.0 && fabs(busy[1] - 60.0 / 140.0) < 1e-9);
 
-	CHECK_INT(write_file(proc, "stat", "cpu \ncpu0 1 2 x 4\n"), 0);
+	CHECK_INT(put_file(proc, "stat", "cpu \ncpu0 1 2 x 4\n"), 0);
 	CHECK_INT(np_task_source_node_load(src, topo, busy), -EINVAL);
 	CHECK(strstr(last_log, "/proc/stat:2: bad CPU line: \"cpu0 1 2 x 4\"") != NULL);
 
 	/* No uptime: the scan fails and says which file. */
 	CHECK_INT(np_task_source_scan(src, &list), -ENOENT);
 	CHECK(strstr(last_log, "/proc/uptime") != NULL);
-	CHECK_INT(write_file(proc, "uptime", "12.3x 4\n"), 0);
+	CHECK_INT(put_file(proc, "uptime", "12.3x 4\n"), 0);
 	CHECK_INT(np_task_source_scan(src, &list), -EINVAL);
 	CHECK(strstr(last_log, "not an uptime: \"12.3x 4\"") != NULL);
-	CHECK_INT(write_file(proc, "uptime", "12.3456 4\n"), 0);
+	CHECK_INT(put_file(proc, "uptime", "12.3456 4\n"), 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK_U64(list.uptime_ms, 12345);
 	CHECK_INT(list.nr, 0);
@@ -789,7 +776,7 @@ static int write_stat(const char *proc, int pid, uint64_t utime, uint64_t start)
 		 "%d (w) S 1 1 1 0 -1 4194560 0 0 0 0 %" PRIu64 " 0 0 0 20 0 1 0 %" PRIu64
 		 " 1000 10 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
 		 pid, utime, start);
-	return write_file(dir, "stat", line);
+	return put_file(dir, "stat", line);
 }
 
 /* With a keep callback, a task listed under the same /proc entry keeps its
@@ -806,7 +793,7 @@ static void test_keep_records(void)
 	CHECK(mkdtemp(root) != NULL);
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	CHECK_INT(mkdir(proc, 0755), 0);
-	CHECK_INT(write_file(proc, "uptime", "100.00 4\n"), 0);
+	CHECK_INT(put_file(proc, "uptime", "100.00 4\n"), 0);
 	CHECK_INT(write_stat(proc, 10, 5, 100), 0);
 	CHECK_INT(write_stat(proc, 20, 7, 200), 0);
 	CHECK_INT(np_ctx_new(root, &ctx), 0);
@@ -822,7 +809,7 @@ static void test_keep_records(void)
 
 	/* Both kept: the old figures, the age brought up to date. */
 	CHECK_INT(write_stat(proc, 10, 50, 100), 0);
-	CHECK_INT(write_file(proc, "uptime", "103.00 4\n"), 0);
+	CHECK_INT(put_file(proc, "uptime", "103.00 4\n"), 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK_INT(list.nr_kept, 2);
 	CHECK_INT(rule.asked, 2);
@@ -883,7 +870,7 @@ static void test_keep_records(void)
 	CHECK_INT(unlink(from), 0);
 	CHECK_INT(np_task_source_scan(src, &list), -ENOENT);
 	CHECK_INT(list.nr, 0);
-	CHECK_INT(write_file(proc, "uptime", "104.00 4\n"), 0);
+	CHECK_INT(put_file(proc, "uptime", "104.00 4\n"), 0);
 	rule.keep_pid[0] = 20;
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK_INT(list.nr, 2);
