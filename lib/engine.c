@@ -82,8 +82,8 @@ struct np_engine {
 	unsigned keep_cursor; /* keep_record's place in the state table */
 	uint64_t keep_now_ms; /* this tick's time, for keep_record */
 	/* Quiet ticks (tick_is_quiet): what the last tick that scanned left.
-	 * No task that ran needs its stat read before quiet_until_ms (clock
-	 * ms), nor any kept record to be read again; scanned_ms and
+	 * No task a scan would read is due before quiet_until_ms (clock ms;
+	 * set_quiet_until, lowered by note_run); scanned_ms and
 	 * scanned_uptime_ms are that tick's time and uptime, last_skips its
 	 * tasks' verdicts, which stand while nothing changes. */
 	bool scanned;
@@ -810,11 +810,13 @@ static int snap_machine(struct np_engine *engine, struct np_snapshot *snap)
 }
 
 /*
- * A quiet tick: the CPU samples saw no task run that needs its stat read
- * by now (set_quiet_until), the connector says no process came, went or
- * changed that a scan would read (np_task_source_owes_scan), no task was
- * re-pinned, no move is in flight, and samples were lost nowhere: a scan
- * would keep every record, and the plan find what the last one found.
+ * A quiet tick: no task a scan would read is due (set_quiet_until: one
+ * that ran, one big enough to be picked, one read before samples were
+ * lost, a record past its hour), the connector says no process came,
+ * went or changed that a scan would read (np_task_source_owes_scan), no
+ * task was re-pinned, no move is in flight, and samples were lost
+ * nowhere: a scan would keep every record, and the plan find what the
+ * last one found.
  * Such a tick takes the CPUs' use of the last second and counts the tasks
  * passed over under the last verdicts; its snapshot holds no task. On an
  * idle machine a tick then costs what the machine does, not how many
