@@ -484,7 +484,7 @@ static void summary(struct daemon *d)
 	fprintf(f, "state: %u tasks tracked, %llu cycles, %llu of them quiet\n",
 		np_engine_tracked(d->engine), (unsigned long long)np_stats_ticks(stats),
 		(unsigned long long)np_stats_quiet_ticks(stats));
-	np_stats_write_summary(np_engine_stats(d->engine), f);
+	np_stats_write_summary(stats, f);
 	fclose(f);
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		np_logger_log_key(d->log, "summary", LOG_INFO, "%s", line);

@@ -1152,7 +1152,11 @@ static int uptime_read(struct np_ctx *ctx, uint64_t *ms)
 /* More processes changed between two scans than this: list /proc instead. */
 #define CHANGED_MAX 65536
 
-static bool listed_last(struct np_task_source *src, int pid);
+/* Whether the last scan listed @pid. */
+static bool listed_last(struct np_task_source *src, int pid)
+{
+	return entry_of(src->last, src->nr_last, pid) != NULL;
+}
 
 /* Past this many processes named since the last scan, an exit is not
  * looked for among them: the exited one's read fails, as it would have. */
@@ -1286,11 +1290,6 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 }
 
 /* Whether @pid is in the last scan's list. */
-static bool listed_last(struct np_task_source *src, int pid)
-{
-	return entry_of(src->last, src->nr_last, pid) != NULL;
-}
-
 /* Of the pids named since the last scan (sorted), those new to the scans
  * wait in src->pending; those that waited long enough join the named ones
  * (left sorted, repeats allowed). -ENOMEM (no memory, or too many to keep
