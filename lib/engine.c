@@ -88,6 +88,7 @@ struct np_engine {
 	 * tasks' verdicts, which stand while nothing changes. */
 	bool scanned;
 	uint64_t quiet_until_ms;
+	int quiet_until_pid; /* the task whose read ends the quiet */
 	uint64_t scanned_ms, scanned_uptime_ms;
 	uint64_t last_skips[NP_REASON_COUNT];
 	unsigned last_narrowed;
@@ -195,8 +196,10 @@ static void note_run(void *data, int pid)
 
 	for (unsigned i = np_state_table_first_of(t, pid); i < t->nr && t->v[i].pid == pid; i++) {
 		t->v[i].ran = true;
-		if (t->v[i].sched.next_read_ms < engine->quiet_until_ms)
+		if (t->v[i].sched.next_read_ms < engine->quiet_until_ms) {
 			engine->quiet_until_ms = t->v[i].sched.next_read_ms;
+			engine->quiet_until_pid = pid;
+		}
 	}
 }
 
@@ -216,23 +219,23 @@ static void set_quiet_until(struct np_engine *engine)
 {
 	uint64_t until = UINT64_MAX, hour = UNCHANGED_MAX_PERIODS * engine->cfg.scan_period_max_ms;
 	uint64_t pickable_bytes = engine->cfg.min_rss_mb << 20;
+	int pid = 0;
 
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		const struct np_task_state *st = &engine->states.v[i];
 		uint64_t next = st->sched.next_read_ms;
 
-		if (st->ran || st->read_ms < engine->runs_since_ms ||
-		    st->sched.rss_bytes >= pickable_bytes) {
-			if (next < until)
-				until = next;
-		} else {
-			uint64_t forced = next > st->read_ms + hour ? next : st->read_ms + hour;
-
-			if (forced < until)
-				until = forced;
+		if (!(st->ran || st->read_ms < engine->runs_since_ms ||
+		      st->sched.rss_bytes >= pickable_bytes) &&
+		    next < st->read_ms + hour)
+			next = st->read_ms + hour;
+		if (next < until) {
+			until = next;
+			pid = st->pid;
 		}
 	}
 	engine->quiet_until_ms = until;
+	engine->quiet_until_pid = pid;
 }
 
 /* Open, or open again, the sampler of which processes run, for the CPUs
@@ -825,14 +828,29 @@ static int snap_machine(struct np_engine *engine, struct np_snapshot *snap)
  */
 static bool tick_is_quiet(struct np_engine *engine, const struct tick *t, unsigned repinned)
 {
-	if (!engine->scanned || engine->read_all || t->opts->look_once || repinned)
+	struct np_scan_owed owed = {0};
+
+	if (!engine->scanned || engine->read_all || t->opts->look_once)
 		return false;
-	if (!(engine->run_sampler || engine->runs_drain) || engine->runs_since_ms == t->now_ms)
-		return false;
-	if (t->now_ms >= engine->quiet_until_ms ||
-	    np_actuator_moving(engine->act, NULL, NULL, NULL))
-		return false;
-	return !np_task_source_owes_scan(engine->src, t->now_ms - engine->scanned_ms);
+	if (repinned)
+		owed.why = "a task re-pinned";
+	else if (!(engine->run_sampler || engine->runs_drain))
+		owed.why = "no run samples";
+	else if (engine->runs_since_ms == t->now_ms)
+		owed.why = "run samples lost";
+	else if (t->now_ms >= engine->quiet_until_ms)
+		owed = (struct np_scan_owed){"a task's read", engine->quiet_until_pid};
+	else if (np_actuator_moving(engine->act, NULL, NULL, NULL))
+		owed.why = "a move in flight";
+	else if (!np_task_source_owes_scan(engine->src, t->now_ms - engine->scanned_ms, &owed))
+		return true;
+	/* Why quiet ticks end, for whoever wonders where the daemon's CPU
+	 * goes. */
+	if (owed.pid)
+		np_log(engine->ctx, LOG_DEBUG, "tick scans: %s (pid %d)", owed.why, owed.pid);
+	else
+		np_log(engine->ctx, LOG_DEBUG, "tick scans: %s", owed.why);
+	return false;
 }
 
 static int quiet_tick(struct np_engine *engine, struct tick *t)

@@ -35,7 +35,8 @@ struct np_proc_events {
 static void report(const struct proc_event *pe, const struct cn_msg *cn, np_proc_event_fn fn,
 		   void *data)
 {
-	struct np_proc_event ev = {.kind = NP_PROC_CHANGED, .tgid = -1};
+	struct np_proc_event ev = {
+	    .kind = NP_PROC_CHANGED, .tgid = -1, .time_ns = pe->timestamp_ns};
 
 	switch (pe->what) {
 	case PROC_EVENT_NONE:

@@ -28,8 +28,11 @@ enum np_proc_event_kind {
 
 struct np_proc_event {
 	enum np_proc_event_kind kind;
-	int tgid;	   /* NP_PROC_CHANGED: the process */
-	bool exited;	   /* NP_PROC_CHANGED: its main thread exited */
+	int tgid;    /* NP_PROC_CHANGED: the process */
+	bool exited; /* NP_PROC_CHANGED: its main thread exited */
+	/* NP_PROC_CHANGED: when it happened, as the kernel stamps it
+	 * (CLOCK_MONOTONIC, ns); for a fork, the new process's birth. */
+	unsigned long long time_ns;
 	unsigned seq, ack; /* NP_PROC_ACK: the kernel's number; the request's ack + 1 */
 	unsigned err;	   /* NP_PROC_ACK: 0, or the errno it was refused with */
 };

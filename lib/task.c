@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libproc2/pids.h>
@@ -778,18 +779,25 @@ struct np_task_source {
 	bool must_list; /* events were lost, or too many wait */
 	bool listed;	/* src->last comes from a listing */
 	uint64_t listed_at_ms;
-	int *changed;
+	struct heard_task *changed;
 	unsigned nr_changed, changed_cap;
 	/* Processes new to the scans, named by events and not read yet, by
-	 * pid; each read once delay_ms have passed since heard_ms, the
-	 * uptime of the scan before the one that first heard of it. */
-	struct pending_task *pending;
+	 * pid; each read once delay_ms have passed since it was first heard
+	 * of. */
+	struct heard_task *pending;
 	unsigned nr_pending;
 	uint64_t delay_ms;
+	/* The last scan's uptime, and CLOCK_MONOTONIC's time then (the
+	 * clock of the events' stamps). */
 	uint64_t last_scan_ms;
+	uint64_t last_scan_mono_ns;
 };
 
-struct pending_task {
+/* A process an event named: since when, on the uptime clock. For a new
+ * one, that is its birth (the fork event's stamp), or for one whose fork
+ * no event told, the first event that named it: a process that lives
+ * less than the first read's wait is never read. */
+struct heard_task {
 	int pid;
 	uint64_t heard_ms;
 };
@@ -1172,7 +1180,7 @@ static void drop_unlisted(struct np_task_source *src, int pid)
 
 	if (src->nr_changed <= DROP_SEARCH_MAX)
 		for (unsigned c = src->nr_changed; c-- > 0;)
-			if (src->changed[c] == pid)
+			if (src->changed[c].pid == pid)
 				src->changed[c] = src->changed[--src->nr_changed];
 	while (lo < hi) {
 		unsigned mid = lo + (hi - lo) / 2;
@@ -1189,6 +1197,31 @@ static void drop_unlisted(struct np_task_source *src, int pid)
 	}
 }
 
+/* When an event stamped @time_ns was, on the uptime clock: the last
+ * scan's uptime, plus the time since then, if it came after it (one that
+ * waited in the socket since before is taken as of the scan: at least as
+ * old). The stamp is trusted no further than the clock now. */
+static uint64_t heard_at(const struct np_task_source *src, uint64_t time_ns)
+{
+	struct timespec ts;
+	uint64_t now_ns;
+
+	if (time_ns <= src->last_scan_mono_ns || !src->last_scan_mono_ns)
+		return src->last_scan_ms;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (time_ns > now_ns)
+		time_ns = now_ns;
+	return src->last_scan_ms + (time_ns - src->last_scan_mono_ns) / 1000000;
+}
+
+/* Whether a process heard of has waited long enough for its first read
+ * at @now_ms. */
+static bool waited(const struct np_task_source *src, const struct heard_task *t, uint64_t now_ms)
+{
+	return now_ms >= t->heard_ms && now_ms - t->heard_ms >= src->delay_ms;
+}
+
 static void on_event(void *data, const struct np_proc_event *ev)
 {
 	struct np_task_source *src = data;
@@ -1201,7 +1234,7 @@ static void on_event(void *data, const struct np_proc_event *ev)
 	}
 	if (src->nr_changed == src->changed_cap) {
 		unsigned cap = src->changed_cap ? src->changed_cap * 2 : 256;
-		int *bigger =
+		struct heard_task *bigger =
 		    cap <= CHANGED_MAX ? realloc(src->changed, cap * sizeof(*bigger)) : NULL;
 
 		if (!bigger) {
@@ -1212,7 +1245,7 @@ static void on_event(void *data, const struct np_proc_event *ev)
 		src->changed = bigger;
 		src->changed_cap = cap;
 	}
-	src->changed[src->nr_changed++] = ev->tgid;
+	src->changed[src->nr_changed++] = (struct heard_task){ev->tgid, heard_at(src, ev->time_ns)};
 }
 
 void np_task_source_use_events(struct np_task_source *src, struct np_proc_events *events,
@@ -1269,9 +1302,9 @@ void np_task_source_stop_events(struct np_task_source *src)
 	src->nr_changed = 0;
 }
 
-static int compare_ints(const void *a, const void *b)
+static int compare_heard(const void *a, const void *b)
 {
-	int x = *(const int *)a, y = *(const int *)b;
+	int x = ((const struct heard_task *)a)->pid, y = ((const struct heard_task *)b)->pid;
 
 	return (x > y) - (x < y);
 }
@@ -1281,7 +1314,7 @@ static int compare_ints(const void *a, const void *b)
 static void sort_changed(struct np_task_source *src)
 {
 	if (src->nr_changed)
-		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_ints);
+		qsort(src->changed, src->nr_changed, sizeof(*src->changed), compare_heard);
 }
 
 void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t delay_ms)
@@ -1289,7 +1322,6 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 	src->delay_ms = delay_ms;
 }
 
-/* Whether @pid is in the last scan's list. */
 /* Of the pids named since the last scan (sorted), those new to the scans
  * wait in src->pending; those that waited long enough join the named ones
  * (left sorted, repeats allowed). -ENOMEM (no memory, or too many to keep
@@ -1297,10 +1329,10 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
 static int defer_new(struct np_task_source *src, uint64_t now_ms)
 {
 	unsigned kept = 0, nr_new = 0, p = 0, n = 0, nr = 0;
-	struct pending_task *merged;
+	struct heard_task *merged;
 
 	for (unsigned c = 0; c < src->nr_changed; c++)
-		nr_new += !listed_last(src, src->changed[c]);
+		nr_new += !listed_last(src, src->changed[c].pid);
 	if (!nr_new && !src->nr_pending)
 		return 0;
 	if (src->nr_changed + src->nr_pending > CHANGED_MAX)
@@ -1308,7 +1340,7 @@ static int defer_new(struct np_task_source *src, uint64_t now_ms)
 	/* The due ones join the named ones: room for all of them. */
 	if (src->nr_changed + src->nr_pending > src->changed_cap) {
 		unsigned cap = src->nr_changed + src->nr_pending;
-		int *bigger = realloc(src->changed, cap * sizeof(*bigger));
+		struct heard_task *bigger = realloc(src->changed, cap * sizeof(*bigger));
 
 		if (!bigger)
 			return -ENOMEM;
@@ -1321,29 +1353,28 @@ static int defer_new(struct np_task_source *src, uint64_t now_ms)
 	/* The pending ones and the new ones, merged by pid: a pid heard of
 	 * again keeps the time it was first heard of. */
 	while (p < src->nr_pending || n < src->nr_changed) {
-		int pid;
+		struct heard_task m;
 
-		if (n < src->nr_changed && listed_last(src, src->changed[n])) {
+		if (n < src->nr_changed && listed_last(src, src->changed[n].pid)) {
 			src->changed[kept++] = src->changed[n++];
 			continue;
 		}
 		if (p < src->nr_pending &&
-		    (n == src->nr_changed || src->pending[p].pid <= src->changed[n])) {
-			pid = src->pending[p].pid;
-			merged[nr++] = src->pending[p++];
-		} else {
-			pid = src->changed[n];
-			merged[nr++] = (struct pending_task){pid, src->last_scan_ms};
-		}
-		while (n < src->nr_changed && src->changed[n] == pid)
-			n++;
+		    (n == src->nr_changed || src->pending[p].pid <= src->changed[n].pid))
+			m = src->pending[p++];
+		else
+			m = src->changed[n];
+		for (; n < src->nr_changed && src->changed[n].pid == m.pid; n++)
+			if (src->changed[n].heard_ms < m.heard_ms)
+				m.heard_ms = src->changed[n].heard_ms;
+		merged[nr++] = m;
 	}
 	/* Those due are named now; the others wait. */
 	src->nr_changed = kept;
 	src->nr_pending = 0;
 	for (unsigned i = 0; i < nr; i++) {
-		if (now_ms - merged[i].heard_ms >= src->delay_ms) /* heard_ms <= now_ms */
-			src->changed[src->nr_changed++] = merged[i].pid;
+		if (waited(src, &merged[i], now_ms))
+			src->changed[src->nr_changed++] = merged[i];
 		else
 			merged[src->nr_pending++] = merged[i];
 	}
@@ -1374,15 +1405,15 @@ static int list_from_events(struct np_task_source *src, struct src_entry **out, 
 	v = src->next;
 	while (old < src->nr_last || c < src->nr_changed) {
 		int pid = old < src->nr_last ? src->last[old].st.pid : INT_MAX;
-		bool changed = c < src->nr_changed && src->changed[c] <= pid;
+		bool changed = c < src->nr_changed && src->changed[c].pid <= pid;
 
 		if (changed)
-			pid = src->changed[c];
+			pid = src->changed[c].pid;
 		v[nr] = (struct src_entry){.changed = changed};
 		v[nr].st.pid = pid;
 		if (old < src->nr_last && src->last[old].st.pid == pid)
 			v[nr].ino = src->last[old++].ino;
-		while (c < src->nr_changed && src->changed[c] == pid)
+		while (c < src->nr_changed && src->changed[c].pid == pid)
 			c++;
 		nr++;
 	}
@@ -1422,7 +1453,7 @@ static int list_tasks(struct np_task_source *src, struct np_task_list *list, str
 		 * exec or a rename keeps pid and inode: they are read. */
 		sort_changed(src);
 		for (unsigned c = 0; c < src->nr_changed; c++) {
-			struct src_entry *e = entry_of(*v, *nr, src->changed[c]);
+			struct src_entry *e = entry_of(*v, *nr, src->changed[c].pid);
 
 			if (e)
 				e->changed = true;
@@ -1475,6 +1506,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 {
 	struct src_entry *v = NULL;
 	unsigned nr = 0, kept = 0;
+	uint64_t mono_ns = 0;
 	int err;
 
 	np_task_list_reset(list);
@@ -1483,8 +1515,13 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	list->nr_unchanged = 0;
 	list->ticks_per_s = src->ticks_per_s;
 	err = uptime_read(src->ctx, &list->uptime_ms);
-	if (!err)
+	if (!err) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		err = list_tasks(src, list, &v, &nr);
+	}
 	if (err)
 		return err;
 	mark_kept(src, v, nr);
@@ -1520,29 +1557,42 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	src->nr_last = kept;
 	src->listed = true;
 	src->last_scan_ms = list->uptime_ms;
+	src->last_scan_mono_ns = mono_ns;
 	return 0;
 }
 
-bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms)
+/* A scan is owed (@why, for process @pid): true, said in @owed if asked. */
+static bool owe(struct np_scan_owed *owed, const char *why, int pid)
+{
+	if (owed)
+		*owed = (struct np_scan_owed){why, pid};
+	return true;
+}
+
+bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms,
+			      struct np_scan_owed *owed)
 {
 	uint64_t now;
 
-	if (!src->events || !src->listed || src->must_list)
-		return true;
+	if (!src->events)
+		return owe(owed, "no process events", 0);
+	if (!src->listed || src->must_list)
+		return owe(owed, "a listing of /proc", 0);
 	/* More waiting than one drain takes: a scan would list /proc. */
 	if (drain_events(src, false) == 1 || src->must_list)
-		return true;
+		return owe(owed, "events lost or left waiting", 0);
 	now = src->last_scan_ms + since_scan_ms;
 	if (now - src->listed_at_ms >= src->resync_ms)
-		return true;
-	/* A new one is first heard of at the last scan's time. */
-	for (unsigned c = 0; c < src->nr_changed; c++)
-		if (listed_last(src, src->changed[c]) ||
-		    now - src->last_scan_ms >= src->delay_ms)
-			return true;
+		return owe(owed, "the periodic listing of /proc", 0);
+	for (unsigned c = 0; c < src->nr_changed; c++) {
+		if (listed_last(src, src->changed[c].pid))
+			return owe(owed, "a process changed", src->changed[c].pid);
+		if (waited(src, &src->changed[c], now))
+			return owe(owed, "a new process's first read", src->changed[c].pid);
+	}
 	for (unsigned p = 0; p < src->nr_pending; p++)
-		if (now - src->pending[p].heard_ms >= src->delay_ms)
-			return true;
+		if (waited(src, &src->pending[p], now))
+			return owe(owed, "a new process's first read", src->pending[p].pid);
 	return false;
 }
 

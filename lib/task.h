@@ -163,11 +163,12 @@ void np_task_source_stop_events(struct np_task_source *src);
 void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
 
 /* With the connector, a process that events name and the last scan did not
- * list is left out of the scans until @delay_ms of uptime have passed since
- * the scan before the one that first heard of it (so it is at least about
- * that old), then read: one that exited by then costs a failed open, and
- * a process that lives less than the delay is never listed. A listing of
- * /proc lists every process, young or not. 0 (the default): read at once. */
+ * list is left out of the scans until it is @delay_ms old (its fork's
+ * stamp; for one no fork event told of, since the first event that named
+ * it, or the last scan if that is later), then read: a process that lives
+ * less than the delay is never read, and one that exits before its first
+ * read is forgotten. A listing of /proc lists every process, young or not.
+ * 0 (the default): read at once. */
 void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t delay_ms);
 
 /* The connector's socket (-1: none), for a caller that drains it as events
@@ -188,8 +189,14 @@ int np_task_source_take_events(struct np_task_source *src);
  * seen at the next scan. @since_scan_ms: the time since the last scan, by
  * the caller's clock (one that stops in a suspend makes the waits end
  * late). Takes the events waiting first. A process no scan listed whose
- * main thread exits before its first read is forgotten: it is not read. */
-bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms);
+ * main thread exits before its first read is forgotten: it is not read.
+ * @owed, if not NULL, says why a scan is owed. */
+struct np_scan_owed {
+	const char *why; /* what is owed, for a log line */
+	int pid;	 /* the process it is owed for; 0: none */
+};
+bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms,
+			      struct np_scan_owed *owed);
 
 /* List every process (not threads), sorted by pid, each read now or kept
  * (stat_kept). Tasks that vanish mid-read are dropped quietly. Replaces the

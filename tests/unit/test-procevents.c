@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/cn_proc.h>
@@ -22,6 +23,7 @@
 struct seen {
 	int tgids[16];
 	bool exited[16];
+	unsigned long long time_ns[16];
 	unsigned nr;
 	bool ack;
 	unsigned seq, ack_no, err;
@@ -38,6 +40,7 @@ static void record(void *data, const struct np_proc_event *ev)
 		s->err = ev->err;
 	} else if (s->nr < 16) {
 		s->exited[s->nr] = ev->exited;
+		s->time_ns[s->nr] = ev->time_ns;
 		s->tgids[s->nr++] = ev->tgid;
 	}
 }
@@ -52,6 +55,7 @@ static void test_parse_kinds(void)
 	struct seen s = {0};
 
 	pe = fork_event(1, 100, 100); /* a process */
+	pe.timestamp_ns = 123456789012ull;
 	put_event(buf, &len, &pe, sizeof(pe), 0, 0);
 	pe = fork_event(100, 101, 100); /* a thread of it */
 	put_event(buf, &len, &pe, sizeof(pe), 0, 0);
@@ -76,6 +80,8 @@ static void test_parse_kinds(void)
 	      s.tgids[3] == 100 && s.tgids[4] == 200);
 	/* Only the main thread's exits say so. */
 	CHECK(!s.exited[0] && !s.exited[1] && !s.exited[2] && s.exited[3] && s.exited[4]);
+	/* The kernel's stamp comes with each: a fork's is the birth. */
+	CHECK(s.time_ns[0] == 123456789012ull && s.time_ns[1] == 0);
 	CHECK(!s.ack);
 
 	/* The answer to a subscription, refused. */
@@ -323,6 +329,56 @@ static void set_uptime(const char *proc, uint64_t ms)
  * when a new one's wait for its first read ends, and while a zombie is
  * listed; not for a new process that exits before its first read, which
  * is then never listed, though its stat is there to read. */
+static unsigned long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* After a scan at uptime 3600 that listed 10, 20 and 30. Ends with a
+ * scan at 9000 that read 40. */
+static void test_born_after_scan(const char *proc, struct np_task_source *src,
+				 struct np_task_list *list, int fd)
+{
+	struct np_scan_owed owed;
+	struct proc_event pe;
+
+	/* Born at least 200 ms after the scan, by the clock the kernel
+	 * stamps with. */
+	usleep(200 * 1000);
+	CHECK_INT(put_stat(proc, 40, 'S'), 0);
+	pe = fork_event(1, 40, 40);
+	pe.timestamp_ns = monotonic_ns();
+	CHECK(send_event(fd, &pe));
+	/* 1,100 ms after the scan it is less than 1,000 ms old. */
+	CHECK(!np_task_source_owes_scan(src, 1100, NULL));
+	set_uptime(proc, 4700);
+	CHECK_INT(np_task_source_scan(src, list), 0);
+	CHECK(!has_pid(list, 40));
+	/* Its own age is what counts: owed once it is old enough. */
+	CHECK(np_task_source_owes_scan(src, 4000, &owed));
+	CHECK(owed.pid == 40 && strcmp(owed.why, "a new process's first read") == 0);
+	set_uptime(proc, 8000);
+	CHECK_INT(np_task_source_scan(src, list), 0);
+	CHECK(has_pid(list, 40));
+
+	/* A stamp from the future is taken as now: the process is read
+	 * once it could be the delay old, not never. */
+	CHECK_INT(put_stat(proc, 41, 'S'), 0);
+	pe = fork_event(1, 41, 41);
+	pe.timestamp_ns = monotonic_ns() + 3600ull * 1000000000ull;
+	CHECK(send_event(fd, &pe));
+	CHECK(np_task_source_owes_scan(src, 2000, &owed) && owed.pid == 41);
+	pe = pid_event(PROC_EVENT_EXIT, 41, 41);
+	CHECK(send_event(fd, &pe));
+	CHECK(!np_task_source_owes_scan(src, 2000, NULL));
+	set_uptime(proc, 9000);
+	CHECK_INT(np_task_source_scan(src, list), 0);
+	CHECK(has_pid(list, 40) && !has_pid(list, 41));
+}
+
 static void test_owes_scan(void)
 {
 	char root[] = "/tmp/np-events-XXXXXX", proc[64], cmd[96];
@@ -331,6 +387,7 @@ static void test_owes_scan(void)
 	struct np_task_source *src;
 	struct np_task_list list = {0};
 	struct proc_event pe;
+	struct np_scan_owed owed;
 	int sv[2];
 
 	CHECK(mkdtemp(root) != NULL);
@@ -344,34 +401,35 @@ static void test_owes_scan(void)
 	np_task_source_set_keep(src, keep_all, NULL);
 	CHECK_INT(np_proc_events_adopt(sv[0], &ev), 0);
 	/* Before the first scan, and without events, a scan is owed. */
-	CHECK(np_task_source_owes_scan(src, 0));
+	CHECK(np_task_source_owes_scan(src, 0, NULL));
 	np_task_source_use_events(src, ev, 60000);
 	np_task_source_set_first_read_delay(src, 1000);
-	CHECK(np_task_source_owes_scan(src, 0));
+	CHECK(np_task_source_owes_scan(src, 0, NULL));
 	CHECK_INT(np_task_source_scan(src, &list), 0); /* the first: a listing */
 	CHECK(list.listed_proc && list.nr == 2);
-	CHECK(!np_task_source_owes_scan(src, 500));
-	CHECK(np_task_source_owes_scan(src, 60000)); /* the listing's resync */
+	CHECK(!np_task_source_owes_scan(src, 500, NULL));
+	CHECK(np_task_source_owes_scan(src, 60000, NULL)); /* the listing's resync */
 
 	/* A listed process named: read at the next scan. */
 	pe = pid_event(PROC_EVENT_EXEC, 20, 20);
 	CHECK(send_event(sv[1], &pe));
-	CHECK(np_task_source_owes_scan(src, 500));
+	CHECK(np_task_source_owes_scan(src, 500, &owed));
+	CHECK(owed.pid == 20 && strcmp(owed.why, "a process changed") == 0);
 	set_uptime(proc, 500);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(!list.listed_proc && list.nr == 2 && list.nr_kept == 1);
-	CHECK(!np_task_source_owes_scan(src, 0));
+	CHECK(!np_task_source_owes_scan(src, 0, NULL));
 
 	/* A new one waits for its first read, then is owed one. */
 	CHECK_INT(put_stat(proc, 30, 'S'), 0);
 	pe = fork_event(1, 30, 30);
 	CHECK(send_event(sv[1], &pe));
-	CHECK(!np_task_source_owes_scan(src, 999));
-	CHECK(np_task_source_owes_scan(src, 1000));
+	CHECK(!np_task_source_owes_scan(src, 999, NULL));
+	CHECK(np_task_source_owes_scan(src, 1000, NULL));
 	/* It exits first: nothing is owed, and no scan reads it. */
 	pe = pid_event(PROC_EVENT_EXIT, 30, 30);
 	CHECK(send_event(sv[1], &pe));
-	CHECK(!np_task_source_owes_scan(src, 1000));
+	CHECK(!np_task_source_owes_scan(src, 1000, NULL));
 	set_uptime(proc, 1500);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(!list.listed_proc && list.nr == 2 && !has_pid(&list, 30));
@@ -382,11 +440,11 @@ static void test_owes_scan(void)
 	set_uptime(proc, 1600);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(!has_pid(&list, 30));
-	CHECK(!np_task_source_owes_scan(src, 100));
-	CHECK(np_task_source_owes_scan(src, 1000)); /* heard of at 1500 */
+	CHECK(!np_task_source_owes_scan(src, 100, NULL));
+	CHECK(np_task_source_owes_scan(src, 1000, NULL)); /* heard of at 1500 */
 	pe = pid_event(PROC_EVENT_EXIT, 30, 30);
 	CHECK(send_event(sv[1], &pe));
-	CHECK(!np_task_source_owes_scan(src, 1000));
+	CHECK(!np_task_source_owes_scan(src, 1000, NULL));
 	set_uptime(proc, 2600);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(list.nr == 2 && !has_pid(&list, 30));
@@ -397,22 +455,26 @@ static void test_owes_scan(void)
 	set_uptime(proc, 3600);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(list.nr == 3 && has_pid(&list, 30));
-	CHECK(!np_task_source_owes_scan(src, 100));
+	CHECK(!np_task_source_owes_scan(src, 100, NULL));
+
+	/* A fork stamped after the last scan: its wait runs from its birth,
+	 * not from that scan. */
+	test_born_after_scan(proc, src, &list, sv[1]);
 
 	/* A listed process's exit is owed a scan; the zombie it leaves is
 	 * read at each scan, but its reap sends nothing: no scan is owed. */
 	CHECK_INT(put_stat(proc, 10, 'Z'), 0);
 	pe = pid_event(PROC_EVENT_EXIT, 10, 10);
 	CHECK(send_event(sv[1], &pe));
-	CHECK(np_task_source_owes_scan(src, 100));
-	set_uptime(proc, 3700);
+	CHECK(np_task_source_owes_scan(src, 100, NULL));
+	set_uptime(proc, 9100);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(find(&list, 10) && find(&list, 10)->state == 'Z');
-	CHECK(!np_task_source_owes_scan(src, 100));
+	CHECK(!np_task_source_owes_scan(src, 100, NULL));
 
 	/* Events no longer followed: every scan is owed. */
 	np_task_source_stop_events(src);
-	CHECK(np_task_source_owes_scan(src, 100));
+	CHECK(np_task_source_owes_scan(src, 100, NULL));
 
 	close(sv[1]);
 	np_task_list_clear(&list);
