@@ -101,7 +101,8 @@ void np_stats_add_sampled_look(struct np_stats *stats, bool sufficed);
 void np_stats_add_tick(struct np_stats *stats, uint64_t elapsed_ns, uint64_t cpu_ns);
 
 /* A placement cycle that found nothing changed and listed no task (a quiet
- * tick, lib/engine.c); it is counted by np_stats_add_tick too. */
+ * tick, lib/engine.c); it is counted by the np_stats_add_tick that ends
+ * it too, whose CPU time the summary gives apart. */
 void np_stats_add_quiet_tick(struct np_stats *stats);
 uint64_t np_stats_quiet_ticks(const struct np_stats *stats);
 /* Placement cycles counted by np_stats_add_tick, quiet ones included. */
