@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <syslog.h>
 
 #include "caps.h"
@@ -254,6 +255,18 @@ static void log_decisions(struct daemon *d, const struct np_snapshot *snap)
 static uint64_t elapsed_ns(const struct timespec *from, const struct timespec *to)
 {
 	return (uint64_t)((to->tv_sec - from->tv_sec) * 1000000000LL + to->tv_nsec - from->tv_nsec);
+}
+
+/* What the start cost (the loader's work included), beside what the
+ * summary says the cycles cost. */
+static void log_start_cpu(const struct daemon *d)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		np_logger_log(d->log, LOG_DEBUG, "start: %.1f ms of CPU",
+			      (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+				  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -753,6 +766,7 @@ int np_daemon_run(const struct np_daemon_options *opts, struct np_config *cfg)
 			      opts->dry_run ? " (dry run: nothing will be changed)" : "",
 			      (unsigned long long)d.cfg.tick_ms,
 			      (unsigned long long)d.cfg.scan_delay_ms);
+		log_start_cpu(&d);
 		np_notify_ready();
 		if (ready_fd >= 0) {
 			if (write(ready_fd, "", 1) < 0)
