@@ -82,6 +82,12 @@ struct daemon {
 	bool keeps_masks;
 	struct np_saved_mask *saved;
 	size_t nr_saved;
+	/* What the last STATUS= told the service manager: it is told again
+	 * only when that changes, not at every cycle (each message wakes
+	 * the manager). */
+	bool status_told;
+	unsigned status_tracked;
+	uint64_t status_reads;
 	int exit_status;
 };
 
@@ -257,6 +263,20 @@ static uint64_t elapsed_ns(const struct timespec *from, const struct timespec *t
 	return (uint64_t)((to->tv_sec - from->tv_sec) * 1000000000LL + to->tv_nsec - from->tv_nsec);
 }
 
+static void tell_status(struct daemon *d)
+{
+	unsigned tracked = np_engine_tracked(d->engine);
+	uint64_t reads = np_stats_scans(np_engine_stats(d->engine));
+
+	if (d->status_told && tracked == d->status_tracked && reads == d->status_reads)
+		return;
+	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", tracked,
+			 (unsigned long long)reads, d->opts->dry_run ? ", dry run" : "");
+	d->status_told = true;
+	d->status_tracked = tracked;
+	d->status_reads = reads;
+}
+
 /* What the start cost (the loader's work included), beside what the
  * summary says the cycles cost. */
 static void log_start_cpu(const struct daemon *d)
@@ -289,9 +309,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		np_snapshot_free(snap);
 	}
 	save_masks(d);
-	np_notify_status("%u tasks tracked, %llu numa_maps reads%s", np_engine_tracked(d->engine),
-			 (unsigned long long)np_stats_scans(np_engine_stats(d->engine)),
-			 d->opts->dry_run ? ", dry run" : "");
+	tell_status(d);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	np_stats_add_tick(np_engine_stats(d->engine), elapsed_ns(&t0, &t1),

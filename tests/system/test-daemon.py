@@ -39,7 +39,7 @@ def wait_for(pred, timeout=10.0, step=0.05):
 
 
 class Daemon:
-    def __init__(self, name, conf, *args, preexec_fn=None):
+    def __init__(self, name, conf, *args, preexec_fn=None, env=None):
         self.conf = os.path.join(tmp, name + ".conf")
         self.log = os.path.join(tmp, name + ".log")
         with open(self.conf, "w") as f:
@@ -51,7 +51,7 @@ class Daemon:
         run_dir = ["--runtime-dir", self.run_dir]
         self.proc = subprocess.Popen([BIN, "--foreground", "-c", self.conf, *run_dir, *args],
                                      stdout=subprocess.DEVNULL, stderr=self.logf,
-                                     preexec_fn=preexec_fn)
+                                     preexec_fn=preexec_fn, env=env)
         self.port = None
 
     def status(self, *args):
@@ -902,7 +902,44 @@ def test_run_samples():
     sleeper.wait()
 
 
-for test in (test_sigterm_and_metrics, test_sighup, test_stats_kept, test_run_samples,
+def test_service_manager():
+    """What a service manager hears: READY=1 once started, and a status line
+    when the status changes, not at every cycle."""
+    path = os.path.join(tmp, "notify.sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.1)
+    d = Daemon("notify", BASE + "tick_ms = 100\n",
+               env={**os.environ, "NOTIFY_SOCKET": path})
+    msgs = []
+
+    def heard(pred):
+        try:
+            while True:
+                msgs.append(sock.recv(4096).decode())
+        except socket.timeout:
+            pass
+        return pred()
+    check(wait_for(lambda: heard(lambda: "READY=1" in msgs), 10, 0.1),
+          f"notify: READY=1 told ({msgs[:3]})")
+    ticks0 = d.counter("numaplaced_ticks_total")
+    wait_for(lambda: heard(lambda: d.counter("numaplaced_ticks_total") >= ticks0 + 30), 20, 0.2)
+    ticks = d.counter("numaplaced_ticks_total")
+    heard(lambda: True)
+    statuses = [m for m in msgs if m.startswith("STATUS=")]
+    check(statuses and re.match(r"STATUS=\d+ tasks tracked, \d+ numa_maps reads$", statuses[0]),
+          f"notify: a status line ({statuses[:1]})")
+    repeats = sum(1 for a, b in zip(statuses, statuses[1:]) if a == b)
+    check(repeats == 0, f"notify: no status repeated ({repeats} of {len(statuses)})")
+    check(len(statuses) < ticks / 2,
+          f"notify: {len(statuses)} status lines in {ticks:.0f} cycles (told on change)")
+    check(d.stop() == 0, "notify: daemon stops cleanly")
+    heard(lambda: True)
+    check("STOPPING=1" in msgs, "notify: STOPPING=1 told")
+    sock.close()
+
+
+for test in (test_sigterm_and_metrics, test_service_manager, test_sighup, test_stats_kept, test_run_samples,
              test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
