@@ -277,8 +277,8 @@ static void tell_status(struct daemon *d)
 	d->status_reads = reads;
 }
 
-/* What the start cost (the loader's work included), beside what the
- * summary says the cycles cost. */
+/* What the start cost, beside what the summary says the cycles cost: in
+ * the foreground the loader's work included; detached, since the fork. */
 static void log_start_cpu(const struct daemon *d)
 {
 	struct rusage ru;

@@ -837,7 +837,7 @@ static bool tick_is_quiet(struct np_engine *engine, const struct tick *t, unsign
 	else if (!(engine->run_sampler || engine->runs_drain))
 		owed.why = "no run samples";
 	else if (engine->runs_since_ms == t->now_ms)
-		owed.why = "run samples lost";
+		owed.why = "run samples lost, or the sampler (re)opened";
 	else if (t->now_ms >= engine->quiet_until_ms)
 		owed = (struct np_scan_owed){"a task's read", engine->quiet_until_pid};
 	else if (np_actuator_moving(engine->act, NULL, NULL, NULL))
@@ -899,7 +899,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	engine->keep_cursor = 0;
 	engine->keep_now_ms = t->now_ms;
 	/* A process younger than scan_delay_ms is passed over: one the
-	 * connector names is not even read until it could be that old (a
+	 * connector names is not even read until it is that old (a
 	 * build's compilers come and go unread). A recording and a one-shot
 	 * look see every task. */
 	np_task_source_set_first_read_delay(engine->src,

@@ -34,7 +34,7 @@ struct stats_hot {
 	uint64_t migrate_call_max_ns[NP_CALL_NR];
 	uint64_t ticks, tick_ns, tick_max_ns, tick_cpu_ns;
 	uint64_t quiet_tick_cpu_ns; /* of the quiet ones */
-	bool tick_quiet;	   /* the cycle under way is */
+	bool tick_quiet;	    /* the cycle under way was quiet */
 	uint64_t quiet_ticks;
 	uint64_t affinity_threads;
 	uint64_t scans;

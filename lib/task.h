@@ -163,12 +163,14 @@ void np_task_source_stop_events(struct np_task_source *src);
 void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
 
 /* With the connector, a process that events name and the last scan did not
- * list is left out of the scans until it is @delay_ms old (its fork's
- * stamp; for one no fork event told of, since the first event that named
- * it, or the last scan if that is later), then read: a process that lives
- * less than the delay is never read, and one that exits before its first
- * read is forgotten. A listing of /proc lists every process, young or not.
- * 0 (the default): read at once. */
+ * list is left out of the scans until @delay_ms have passed since the
+ * later of its first event's stamp (its fork's, for a process born since
+ * the connector was followed) and the last scan, then read: a process that
+ * lives less than the delay is never read, and one that exits before its
+ * first read is forgotten. The stamps are CLOCK_MONOTONIC's, the waits are
+ * on the uptime clock: one born after a resume, before the scan after it,
+ * counts as older by the suspend. A listing of /proc lists every process,
+ * young or not. 0 (the default): read at once. */
 void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t delay_ms);
 
 /* The connector's socket (-1: none), for a caller that drains it as events
@@ -179,6 +181,12 @@ void np_task_source_set_first_read_delay(struct np_task_source *src, uint64_t de
  * next scan lists /proc). */
 int np_task_source_events_fd(const struct np_task_source *src);
 int np_task_source_take_events(struct np_task_source *src);
+
+/* Why a scan is owed (np_task_source_owes_scan). */
+struct np_scan_owed {
+	const char *why; /* what is owed, for a log line */
+	int pid;	 /* the process it is owed for; 0: none */
+};
 
 /* Whether a scan now would learn of any process: false only when the
  * connector is followed, nothing was lost or is left waiting, no listing
@@ -191,10 +199,6 @@ int np_task_source_take_events(struct np_task_source *src);
  * late). Takes the events waiting first. A process no scan listed whose
  * main thread exits before its first read is forgotten: it is not read.
  * @owed, if not NULL, says why a scan is owed. */
-struct np_scan_owed {
-	const char *why; /* what is owed, for a log line */
-	int pid;	 /* the process it is owed for; 0: none */
-};
 bool np_task_source_owes_scan(struct np_task_source *src, uint64_t since_scan_ms,
 			      struct np_scan_owed *owed);
 

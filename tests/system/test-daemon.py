@@ -908,7 +908,6 @@ def test_service_manager():
     path = os.path.join(tmp, "notify.sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(path)
-    sock.settimeout(0.1)
     d = Daemon("notify", BASE + "tick_ms = 100\n",
                env={**os.environ, "NOTIFY_SOCKET": path})
     msgs = []
@@ -916,23 +915,23 @@ def test_service_manager():
     def heard(pred):
         try:
             while True:
-                msgs.append(sock.recv(4096).decode())
-        except socket.timeout:
+                msgs.append(sock.recv(4096, socket.MSG_DONTWAIT).decode())
+        except BlockingIOError:
             pass
         return pred()
     check(wait_for(lambda: heard(lambda: "READY=1" in msgs), 10, 0.1),
           f"notify: READY=1 told ({msgs[:3]})")
     ticks0 = d.counter("numaplaced_ticks_total")
     wait_for(lambda: heard(lambda: d.counter("numaplaced_ticks_total") >= ticks0 + 30), 20, 0.2)
-    ticks = d.counter("numaplaced_ticks_total")
     heard(lambda: True)
     statuses = [m for m in msgs if m.startswith("STATUS=")]
-    check(statuses and re.match(r"STATUS=\d+ tasks tracked, \d+ numa_maps reads$", statuses[0]),
+    check(statuses and re.match(r"STATUS=\d+ tasks tracked, \d+ numa_maps reads$",
+                                statuses[0]),
           f"notify: a status line ({statuses[:1]})")
+    # Told when it changes: on a busy host that may be most cycles, but
+    # never the same line twice running.
     repeats = sum(1 for a, b in zip(statuses, statuses[1:]) if a == b)
     check(repeats == 0, f"notify: no status repeated ({repeats} of {len(statuses)})")
-    check(len(statuses) < ticks / 2,
-          f"notify: {len(statuses)} status lines in {ticks:.0f} cycles (told on change)")
     check(d.stop() == 0, "notify: daemon stops cleanly")
     heard(lambda: True)
     check("STOPPING=1" in msgs, "notify: STOPPING=1 told")

@@ -240,8 +240,8 @@ static void test_live_source(void)
 }
 
 /* With a first-read delay, a process the connector names is not listed
- * (nor read) until the delay has passed since the scan before the one that
- * heard of it; one that exits before is never listed; a listing lists
+ * (nor read) until it is that old (its fork's stamp, or the last scan if
+ * that is later); one that exits before is never listed; a listing lists
  * young processes all the same. */
 static void test_live_first_read_delay(void)
 {
@@ -325,10 +325,6 @@ static void set_uptime(const char *proc, uint64_t ms)
 	CHECK_INT(put_file(proc, "uptime", text), 0);
 }
 
-/* A scan is owed when a listing is due, when a listed process was named,
- * when a new one's wait for its first read ends, and while a zombie is
- * listed; not for a new process that exits before its first read, which
- * is then never listed, though its stat is there to read. */
 static unsigned long long monotonic_ns(void)
 {
 	struct timespec ts;
@@ -338,12 +334,13 @@ static unsigned long long monotonic_ns(void)
 }
 
 /* After a scan at uptime 3600 that listed 10, 20 and 30. Ends with a
- * scan at 9000 that read 40. */
+ * scan at 10100 that lists 40 and 42. */
 static void test_born_after_scan(const char *proc, struct np_task_source *src,
 				 struct np_task_list *list, int fd)
 {
-	struct np_scan_owed owed;
+	struct np_scan_owed owed = {0};
 	struct proc_event pe;
+	unsigned long long early;
 
 	/* Born at least 200 ms after the scan, by the clock the kernel
 	 * stamps with. */
@@ -359,7 +356,7 @@ static void test_born_after_scan(const char *proc, struct np_task_source *src,
 	CHECK(!has_pid(list, 40));
 	/* Its own age is what counts: owed once it is old enough. */
 	CHECK(np_task_source_owes_scan(src, 4000, &owed));
-	CHECK(owed.pid == 40 && strcmp(owed.why, "a new process's first read") == 0);
+	CHECK(owed.pid == 40 && owed.why && strcmp(owed.why, "a new process's first read") == 0);
 	set_uptime(proc, 8000);
 	CHECK_INT(np_task_source_scan(src, list), 0);
 	CHECK(has_pid(list, 40));
@@ -370,15 +367,33 @@ static void test_born_after_scan(const char *proc, struct np_task_source *src,
 	pe = fork_event(1, 41, 41);
 	pe.timestamp_ns = monotonic_ns() + 3600ull * 1000000000ull;
 	CHECK(send_event(fd, &pe));
-	CHECK(np_task_source_owes_scan(src, 2000, &owed) && owed.pid == 41);
+	CHECK(np_task_source_owes_scan(src, 30000, &owed) && owed.pid == 41);
 	pe = pid_event(PROC_EVENT_EXIT, 41, 41);
 	CHECK(send_event(fd, &pe));
-	CHECK(!np_task_source_owes_scan(src, 2000, NULL));
+	CHECK(!np_task_source_owes_scan(src, 30000, NULL));
 	set_uptime(proc, 9000);
 	CHECK_INT(np_task_source_scan(src, list), 0);
 	CHECK(has_pid(list, 40) && !has_pid(list, 41));
+	/* Two events name a new one, the later-stamped first: its wait runs
+	 * from the earlier. */
+	early = monotonic_ns();
+	usleep(200 * 1000);
+	CHECK_INT(put_stat(proc, 42, 'S'), 0);
+	pe = pid_event(PROC_EVENT_COMM, 42, 42);
+	pe.timestamp_ns = monotonic_ns();
+	CHECK(send_event(fd, &pe));
+	pe = fork_event(1, 42, 42);
+	pe.timestamp_ns = early;
+	CHECK(send_event(fd, &pe));
+	set_uptime(proc, 10100);
+	CHECK_INT(np_task_source_scan(src, list), 0);
+	CHECK(has_pid(list, 42));
 }
 
+/* A scan is owed when a listing is due, when a listed process was named,
+ * when a new one's wait for its first read ends, and while a zombie is
+ * listed; not for a new process that exits before its first read, which
+ * is then never listed, though its stat is there to read. */
 static void test_owes_scan(void)
 {
 	char root[] = "/tmp/np-events-XXXXXX", proc[64], cmd[96];
@@ -387,7 +402,7 @@ static void test_owes_scan(void)
 	struct np_task_source *src;
 	struct np_task_list list = {0};
 	struct proc_event pe;
-	struct np_scan_owed owed;
+	struct np_scan_owed owed = {0};
 	int sv[2];
 
 	CHECK(mkdtemp(root) != NULL);
@@ -414,7 +429,7 @@ static void test_owes_scan(void)
 	pe = pid_event(PROC_EVENT_EXEC, 20, 20);
 	CHECK(send_event(sv[1], &pe));
 	CHECK(np_task_source_owes_scan(src, 500, &owed));
-	CHECK(owed.pid == 20 && strcmp(owed.why, "a process changed") == 0);
+	CHECK(owed.pid == 20 && owed.why && strcmp(owed.why, "a process changed") == 0);
 	set_uptime(proc, 500);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(!list.listed_proc && list.nr == 2 && list.nr_kept == 1);
@@ -467,7 +482,7 @@ static void test_owes_scan(void)
 	pe = pid_event(PROC_EVENT_EXIT, 10, 10);
 	CHECK(send_event(sv[1], &pe));
 	CHECK(np_task_source_owes_scan(src, 100, NULL));
-	set_uptime(proc, 9100);
+	set_uptime(proc, 10200);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(find(&list, 10) && find(&list, 10)->state == 'Z');
 	CHECK(!np_task_source_owes_scan(src, 100, NULL));
