@@ -30,8 +30,10 @@
 
 /*
  * A sampled look (lib/sample.h) stands in for the numa_maps read of a task
- * this big whose last look found it local and whose threads are still on
- * that node: 4,096 pages looked up cost 1-4 ms on the host whatever the
+ * this big whose last look kept it where it is, found local (its pages
+ * where its threads run) or too big for a node (its pages within the
+ * fewest nodes near its threads that hold it), and whose threads are still
+ * on the node they ran on then: 4,096 pages looked up cost 1-4 ms on the host whatever the
  * task's size, where numa_maps walks every page table (~3-5 ms a GiB, so
  * from about 256 MiB on a sample is cheaper). A task that stayed local is
  * told apart from one that did not by the first 1,024 pages (all of them
@@ -1133,16 +1135,20 @@ static bool sample_first(const struct tick *t, const struct np_task_state *st,
 
 	return !t->opts->look_once && !st->must_read &&
 	       st->sampled_in_a_row < SAMPLED_LOOKS_IN_A_ROW && last && last->has_decision &&
-	       last->action.kind == NP_ACTION_KEEP && last->action.reason == NP_REASON_LOCAL &&
+	       last->action.kind == NP_ACTION_KEEP &&
+	       (last->action.reason == NP_REASON_LOCAL ||
+		last->action.reason == NP_REASON_TOO_BIG) &&
 	       last->run_node >= 0 && e->task.rss_bytes >= SAMPLED_LOOK_MIN_BYTES;
 }
 
 /*
  * A sampled look at picked entry @e: true when it finds the task as its last
  * look left it (every thread last ran on that look's node, and at least
- * locality_target_percent of its pages are there, within the sample's 95%
- * bound), and then @e holds that keep, without its memory, and the task's
- * state records the look. False: numa_maps is to be read.
+ * locality_target_percent of its pages are on the nodes that keep counted,
+ * within the sample's 95% bound: that node, or for a task too big for one,
+ * the nodes it was kept within), and then @e holds that keep, without its
+ * memory, and the task's state records the look. False: numa_maps is to be
+ * read.
  */
 static bool sampled_look(struct np_engine *engine, const struct tick *t, struct np_task_state *st,
 			 struct np_snap_task *e)
@@ -1150,12 +1156,15 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	const struct np_topology *topo = t->snap->topo;
 	struct np_snap_task *last = st->last;
 	const int node = last->run_node;
+	const bool too_big = last->action.reason == NP_REASON_TOO_BIG;
 	struct np_sample_count count = {0};
-	struct np_sample_interval iv;
+	struct np_sample_interval iv, local;
 	struct np_action *a = &e->action;
 	double target = engine->cfg.locality_target_percent / 100.0;
 	uint64_t page_bytes = (uint64_t)sysconf(_SC_PAGESIZE);
 	unsigned on_node[NP_MAX_NODES] = {0};
+	struct np_nodeset kept = {{0}};
+	char nodes[64];
 	bool sufficed;
 	int err;
 
@@ -1166,23 +1175,30 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	for (unsigned i = 0; i < e->task.nr_thread_samples; i++)
 		if (np_topology_cpu_node(topo, e->task.threads[i].last_cpu) != node)
 			return false;
+	if (too_big)
+		kept = last->action.target_nodes;
+	else
+		np_nodeset_set(&kept, (unsigned)node);
+	np_nodeset_format_list(&kept, nodes, sizeof(nodes)); /* cut short: a log line's */
 	count.on_node = on_node;
 	count.max_node = NP_MAX_NODES;
 	/* Draws are independent: the second round's add to the first's. */
 	err = np_sample_look(engine->ctx, e->task.pid, SAMPLED_LOOK_FIRST, page_bytes,
 			     SAMPLED_LOOK_CHUNK, &engine->rng, engine->sample_lookup,
 			     engine->sample_data, &count);
-	if (!err && !np_sample_decides(&count, node, target))
+	if (!err && !np_sample_decides(&count, np_sample_hits(&count, &kept), target))
 		err = np_sample_look(engine->ctx, e->task.pid, SAMPLED_LOOK_MORE, page_bytes,
 				     SAMPLED_LOOK_CHUNK, &engine->rng, engine->sample_lookup,
 				     engine->sample_data, &count);
-	iv = np_sample_wilson(node < NP_MAX_NODES ? on_node[node] : 0, count.present);
-	sufficed = !err && np_sample_decides(&count, node, target) && iv.estimate >= target;
+	iv = np_sample_wilson(np_sample_hits(&count, &kept), count.present);
+	local = np_sample_wilson(node < NP_MAX_NODES ? on_node[node] : 0, count.present);
+	sufficed = !err && np_sample_decides(&count, np_sample_hits(&count, &kept), target) &&
+		   iv.estimate >= target;
 	np_log(engine->ctx, LOG_DEBUG,
-	       "pid %d (%s): sampled look: %u of %u pages present, %.1f%% on node %d "
+	       "pid %d (%s): sampled look: %u of %u pages present, %.1f%% on node%s %s "
 	       "(95%%: %.1f-%.1f): %s",
-	       e->task.pid, e->task.comm, count.present, count.drawn, iv.estimate * 100, node,
-	       iv.lo * 100, iv.hi * 100,
+	       e->task.pid, e->task.comm, count.present, count.drawn, iv.estimate * 100,
+	       too_big ? "s" : "", nodes, iv.lo * 100, iv.hi * 100,
 	       err	  ? strerror(-err)
 	       : sufficed ? "as before"
 			  : "read it");
@@ -1190,28 +1206,39 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	if (!sufficed)
 		return false;
 
-	memset(a, 0, sizeof(*a));
-	a->pid = e->task.pid;
-	a->start_ticks = e->task.start_ticks;
-	a->kind = NP_ACTION_KEEP;
-	a->reason = NP_REASON_LOCAL;
-	a->target_node = a->home_node = -1;
-	a->thread_node = node;
-	a->locality = iv.estimate;
-	snprintf(a->reason_text, sizeof(a->reason_text),
-		 "sampled look: %.0f%% (95%%: %.0f-%.0f%%) of %u present pages on node %d, "
-		 "where its threads run",
-		 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, node);
+	if (too_big) {
+		/* The same keep: the nodes, the anchor and what is outside. */
+		*a = last->action;
+		a->thread_node = node;
+		a->locality = local.estimate;
+		snprintf(a->reason_text, sizeof(a->reason_text),
+			 "sampled look: fits no single node, %.0f%% (95%%: %.0f-%.0f%%) of %u "
+			 "present pages on nodes %s",
+			 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, nodes);
+	} else {
+		memset(a, 0, sizeof(*a));
+		a->pid = e->task.pid;
+		a->start_ticks = e->task.start_ticks;
+		a->kind = NP_ACTION_KEEP;
+		a->reason = NP_REASON_LOCAL;
+		a->target_node = a->home_node = -1;
+		a->thread_node = node;
+		a->locality = iv.estimate;
+		snprintf(a->reason_text, sizeof(a->reason_text),
+			 "sampled look: %.0f%% (95%%: %.0f-%.0f%%) of %u present pages on node %d, "
+			 "where its threads run",
+			 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, node);
+	}
 	e->has_decision = true;
 	e->run_node = node;
 	e->home_node = last->home_node;
-	e->locality = iv.estimate;
+	e->locality = local.estimate;
 
 	np_sched_sampled(engine->sched, &st->sched, &e->task);
 	last->action = *a;
 	last->task.age_ms = e->task.age_ms;
 	last->task.rss_bytes = e->task.rss_bytes;
-	last->locality = iv.estimate;
+	last->locality = local.estimate;
 	last->live.looks++;
 	last->live.sampled_looks++;
 	last->live.last_sampled = true;

@@ -115,9 +115,18 @@ void np_sample_add(struct np_sample_count *count, const int *status, unsigned n)
 	}
 }
 
-bool np_sample_decides(const struct np_sample_count *count, int node, double target)
+unsigned np_sample_hits(const struct np_sample_count *count, const struct np_nodeset *nodes)
 {
-	unsigned hits = node >= 0 && (unsigned)node < count->max_node ? count->on_node[node] : 0;
+	unsigned hits = 0;
+
+	for (unsigned n = 0; n < count->max_node; n++)
+		if (np_nodeset_test(nodes, n))
+			hits += count->on_node[n];
+	return hits;
+}
+
+bool np_sample_decides(const struct np_sample_count *count, unsigned hits, double target)
+{
 	struct np_sample_interval iv;
 
 	if (count->exact)

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bitmap.h"
 #include "pageplan.h"
 
 /*
@@ -59,10 +60,13 @@ struct np_sample_count {
  * not present) into @count, whose on_node array the caller zeroed. */
 void np_sample_add(struct np_sample_count *count, const int *status, unsigned n);
 
-/* Whether the share of present pages on @node is known well enough to say
- * on which side of @target (a fraction) it lies: the interval does not
- * straddle it, or the look was exact. */
-bool np_sample_decides(const struct np_sample_count *count, int node, double target);
+/* The present pages found on the nodes of @nodes. */
+unsigned np_sample_hits(const struct np_sample_count *count, const struct np_nodeset *nodes);
+
+/* Whether the share @hits of the present pages (those on some nodes) is
+ * known well enough to say on which side of @target (a fraction) it lies:
+ * the interval does not straddle it, or the look was exact. */
+bool np_sample_decides(const struct np_sample_count *count, unsigned hits, double target);
 
 struct np_ctx;
 

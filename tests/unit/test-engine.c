@@ -1080,8 +1080,7 @@ static enum look look_after(struct np_engine *engine, struct np_clock *clock, ui
 	e = snap ? find_task(snap, 200) : NULL;
 	if (e && e->picked)
 		look = READ;
-	else if (e && e->has_decision && e->action.reason == NP_REASON_LOCAL &&
-		 strncmp(e->action.reason_text, "sampled look: 100% ", 19) == 0)
+	else if (e && e->has_decision && strncmp(e->action.reason_text, "sampled look: ", 14) == 0)
 		look = SAMPLED;
 	np_snapshot_free(snap);
 	return look;
@@ -1162,6 +1161,71 @@ static void test_sampled_look(void)
 	CHECK_INT(look_after(engine, params.clock, cfg.scan_period_min_ms), READ);
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 7);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
+/* A task too big for a node, kept within both, gets sampled looks too:
+ * while the sample finds its pages within those nodes, the keep stands as
+ * numa_maps found it; pages found elsewhere, and numa_maps is read. */
+static void test_sampled_too_big(void)
+{
+	struct fake_lookup fake = {.node = 1, .other_every = 2}; /* half on each */
+	struct np_engine_params params = {
+	    .dry_run = true, .sample_lookup = fake_lookup, .sample_data = &fake};
+	char root[] = "/tmp/np-engine-XXXXXX";
+	const struct np_snap_task *e;
+	struct np_snapshot *snap = NULL;
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t max;
+
+	/* pid 200, its thread on node 1, grown to 3 GiB, half on each 2 GiB
+	 * node. */
+	if (!fixture_copy(root, "engine-2node",
+			  "sed -i 's/ 51200 18446744073709551615/ 786432 18446744073709551615/' "
+			  "200/stat 200/task/200/stat && "
+			  "sed -i 's/^VmRSS:.*/VmRSS:\t3145728 kB/' 200/status && "
+			  "printf '7f1000000000 default anon=786432 dirty=786432 N0=393216 "
+			  "N1=393216 kernelpagesize_kB=4\\n' >200/numa_maps && "
+			  "printf '7f1000000000-7f10c0000000 rw-p 00000000 00:00 0\\n' >200/maps"))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.affinity = NP_AFFINITY_NEVER;
+	max = cfg.scan_period_max_ms;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(np_engine_tick(engine, &snap), 0); /* the first look: numa_maps */
+	e = snap ? find_task(snap, 200) : NULL;
+	CHECK(e && e->picked && e->action.kind == NP_ACTION_KEEP &&
+	      e->action.reason == NP_REASON_TOO_BIG);
+	np_snapshot_free(snap);
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_U64(fake.pages, 1024);
+	/* The keep as it was, with what the sample found. */
+	np_clock_advance(params.clock, max);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	e = snap ? find_task(snap, 200) : NULL;
+	CHECK(e && !e->picked && e->action.kind == NP_ACTION_KEEP &&
+	      e->action.reason == NP_REASON_TOO_BIG &&
+	      strstr(e->action.reason_text, "100% (95%: ") != NULL &&
+	      strstr(e->action.reason_text, "on nodes 0-1") != NULL);
+	CHECK(e && e->locality > 0.45 && e->locality < 0.55); /* on its threads' node */
+	np_snapshot_free(snap);
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	CHECK_INT(look_after(engine, params.clock, max), READ); /* three in a row */
+	/* Its pages on a node it was not kept within: read. */
+	fake.node = 5;
+	fake.other_every = 0;
+	CHECK_INT(look_after(engine, params.clock, max), READ);
+	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 3);
 	np_engine_free(engine);
 	np_clock_free(params.clock);
 	np_config_free(&cfg);
@@ -1452,6 +1516,7 @@ int main(void)
 	test_status();
 	test_odd_files();
 	test_sampled_look();
+	test_sampled_too_big();
 	test_unchanged_records();
 	test_quiet_ticks();
 	return check_done();

@@ -108,6 +108,7 @@ static void test_count_decide(void)
 	struct np_sample_count c = {.on_node = on, .max_node = 2};
 	int status[10] = {0, 0, 0, 0, 0, 0, 0, 1, -14, -2};
 	int far[1] = {5};
+	struct np_nodeset both = {{0}};
 
 	np_sample_add(&c, status, 10);
 	np_sample_add(&c, far, 1);
@@ -118,14 +119,21 @@ static void test_count_decide(void)
 	CHECK_INT(c.other, 1);
 	/* 7 of 9 on node 0 is [0.453, 0.937]: it cannot say against 90%,
 	 * nor against 50%; it can against 40% (lo 0.453 >= 0.4). */
-	CHECK(!np_sample_decides(&c, 0, 0.9));
-	CHECK(!np_sample_decides(&c, 0, 0.5));
-	CHECK(np_sample_decides(&c, 0, 0.4));
+	CHECK(!np_sample_decides(&c, c.on_node[0], 0.9));
+	CHECK(!np_sample_decides(&c, c.on_node[0], 0.5));
+	CHECK(np_sample_decides(&c, c.on_node[0], 0.4));
 	/* Node 1: 1 of 9 is [0.020, 0.435]: below 90% for sure. */
-	CHECK(np_sample_decides(&c, 1, 0.9));
+	CHECK(np_sample_decides(&c, c.on_node[1], 0.9));
+	/* Over a set: nodes 0 and 1 hold 8 of 9 ([0.565, 0.980]); a node
+	 * past the count's (5) holds none of them. */
+	np_nodeset_set(&both, 0);
+	np_nodeset_set(&both, 1);
+	np_nodeset_set(&both, 5);
+	CHECK_INT(np_sample_hits(&c, &both), 8);
+	CHECK(np_sample_decides(&c, np_sample_hits(&c, &both), 0.5));
 	/* An exact look always decides. */
 	c.exact = true;
-	CHECK(np_sample_decides(&c, 0, 0.9));
+	CHECK(np_sample_decides(&c, c.on_node[0], 0.9));
 }
 
 /* The error bound holds: over many samples of a known 70/30 layout, the
