@@ -33,15 +33,17 @@
  * this big whose last look kept it where it is, found local (its pages
  * where its threads run) or too big for a node (its pages within the
  * fewest nodes near its threads that hold it), and whose threads are still
- * on the node they ran on then: 4,096 pages looked up cost 1-4 ms on the host whatever the
- * task's size, where numa_maps walks every page table (~3-5 ms a GiB, so
- * from about 256 MiB on a sample is cheaper). A task that stayed local is
- * told apart from one that did not by the first 1,024 pages (all of them
- * on its node put the bound's low end at 99.6%); 3,072 more are drawn only
- * when those cannot say. numa_maps is read when the sample cannot tell, or
- * finds the task less local than locality_target_percent, and at least
- * every SAMPLED_LOOKS_IN_A_ROW + 1 looks, so that the plan's figures of the
- * task (its movable bytes, its shared objects) are not older than that.
+ * on the node they ran on then: 4,096 pages looked up cost 1-4 ms on the
+ * host whatever the task's size, where numa_maps walks every page table
+ * (~3-5 ms a GiB, so from about 256 MiB on a sample is cheaper). A task
+ * that stayed local is told apart from one that did not by the first 1,024
+ * pages (all of them on its node put the bound's low end at 99.6%); 3,072
+ * more are drawn only when those cannot say. numa_maps is read when the
+ * sample cannot tell, or finds the task less local than
+ * locality_target_percent (within those nodes), when a node could now
+ * hold a task kept as too big (might_fit_a_node), and at least every
+ * SAMPLED_LOOKS_IN_A_ROW + 1 looks, so that the plan's figures of the task
+ * (its movable bytes, its shared objects) are not older than that.
  */
 #define SAMPLED_LOOK_MIN_BYTES (1ull << 30)
 #define SAMPLED_LOOK_FIRST 1024
@@ -1142,13 +1144,37 @@ static bool sample_first(const struct tick *t, const struct np_task_state *st,
 }
 
 /*
+ * Whether a task kept as too big for any node might now fit one: a node it
+ * may use would hold its share there (the sample's upper bound) and its
+ * free memory above the headroom, as the policy counts a node's capacity,
+ * at least the task's size. Another task's exit, or its own shrinking, can
+ * make it fit, which its pages' nodes alone do not show.
+ */
+static bool might_fit_a_node(const struct np_engine *engine, const struct np_topology *topo,
+			     const struct np_task *task, const struct np_sample_count *count)
+{
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		const struct np_node *n = &topo->nodes[i];
+		uint64_t keep = np_policy_headroom(n, &engine->cfg);
+		uint64_t room = n->mem_free > keep ? n->mem_free - keep : 0;
+		unsigned there = (unsigned)n->id < count->max_node ? count->on_node[n->id] : 0;
+		double share = np_sample_wilson(there, count->present).hi;
+
+		if (np_task_may_use_node(task, n->id) &&
+		    (double)task->rss_bytes * share + (double)room >= (double)task->rss_bytes)
+			return true;
+	}
+	return false;
+}
+
+/*
  * A sampled look at picked entry @e: true when it finds the task as its last
  * look left it (every thread last ran on that look's node, and at least
  * locality_target_percent of its pages are on the nodes that keep counted,
  * within the sample's 95% bound: that node, or for a task too big for one,
- * the nodes it was kept within), and then @e holds that keep, without its
- * memory, and the task's state records the look. False: numa_maps is to be
- * read.
+ * the nodes it was kept within, when no node could now hold it), and then
+ * @e holds that keep, without its memory, and the task's state records the
+ * look. False: numa_maps is to be read.
  */
 static bool sampled_look(struct np_engine *engine, const struct tick *t, struct np_task_state *st,
 			 struct np_snap_task *e)
@@ -1165,7 +1191,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	unsigned on_node[NP_MAX_NODES] = {0};
 	struct np_nodeset kept = {{0}};
 	char nodes[64];
-	bool sufficed;
+	unsigned hits;
+	bool sufficed, fits;
 	int err;
 
 	if (!e->task.has_details && np_task_read_details(engine->ctx, &e->task))
@@ -1190,18 +1217,21 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 		err = np_sample_look(engine->ctx, e->task.pid, SAMPLED_LOOK_MORE, page_bytes,
 				     SAMPLED_LOOK_CHUNK, &engine->rng, engine->sample_lookup,
 				     engine->sample_data, &count);
-	iv = np_sample_wilson(np_sample_hits(&count, &kept), count.present);
+	hits = np_sample_hits(&count, &kept);
+	iv = np_sample_wilson(hits, count.present);
 	local = np_sample_wilson(node < NP_MAX_NODES ? on_node[node] : 0, count.present);
-	sufficed = !err && np_sample_decides(&count, np_sample_hits(&count, &kept), target) &&
-		   iv.estimate >= target;
+	sufficed = !err && np_sample_decides(&count, hits, target) && iv.estimate >= target;
+	fits = sufficed && too_big && might_fit_a_node(engine, topo, &e->task, &count);
 	np_log(engine->ctx, LOG_DEBUG,
 	       "pid %d (%s): sampled look: %u of %u pages present, %.1f%% on node%s %s "
 	       "(95%%: %.1f-%.1f): %s",
 	       e->task.pid, e->task.comm, count.present, count.drawn, iv.estimate * 100,
 	       too_big ? "s" : "", nodes, iv.lo * 100, iv.hi * 100,
 	       err	  ? strerror(-err)
+	       : fits	  ? "it might fit a node now: read it"
 	       : sufficed ? "as before"
 			  : "read it");
+	sufficed = sufficed && !fits;
 	np_stats_add_sampled_look(engine->stats, sufficed);
 	if (!sufficed)
 		return false;
@@ -1212,8 +1242,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 		a->thread_node = node;
 		a->locality = local.estimate;
 		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "sampled look: fits no single node, %.0f%% (95%%: %.0f-%.0f%%) of %u "
-			 "present pages on nodes %s",
+			 "sampled look: as at its last read, fits no single node; %.0f%% "
+			 "(95%%: %.0f-%.0f%%) of %u present pages on nodes %s",
 			 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, nodes);
 	} else {
 		memset(a, 0, sizeof(*a));

@@ -1080,7 +1080,11 @@ static enum look look_after(struct np_engine *engine, struct np_clock *clock, ui
 	e = snap ? find_task(snap, 200) : NULL;
 	if (e && e->picked)
 		look = READ;
-	else if (e && e->has_decision && strncmp(e->action.reason_text, "sampled look: ", 14) == 0)
+	else if (e && e->has_decision &&
+		 ((e->action.reason == NP_REASON_LOCAL &&
+		   strncmp(e->action.reason_text, "sampled look: 100% ", 19) == 0) ||
+		  (e->action.reason == NP_REASON_TOO_BIG &&
+		   strncmp(e->action.reason_text, "sampled look: ", 14) == 0)))
 		look = SAMPLED;
 	np_snapshot_free(snap);
 	return look;
@@ -1169,14 +1173,15 @@ static void test_sampled_look(void)
 }
 
 /* A task too big for a node, kept within both, gets sampled looks too:
- * while the sample finds its pages within those nodes, the keep stands as
- * numa_maps found it; pages found elsewhere, and numa_maps is read. */
+ * while the sample finds its pages within those nodes and no node could
+ * hold it, the keep stands as numa_maps found it; pages found elsewhere,
+ * or room made on a node, and numa_maps is read. */
 static void test_sampled_too_big(void)
 {
 	struct fake_lookup fake = {.node = 1, .other_every = 2}; /* half on each */
 	struct np_engine_params params = {
 	    .dry_run = true, .sample_lookup = fake_lookup, .sample_data = &fake};
-	char root[] = "/tmp/np-engine-XXXXXX";
+	char root[] = "/tmp/np-engine-XXXXXX", cmd[4200];
 	const struct np_snap_task *e;
 	struct np_snapshot *snap = NULL;
 	struct np_engine *engine;
@@ -1184,15 +1189,18 @@ static void test_sampled_too_big(void)
 	struct np_ctx *ctx;
 	uint64_t max;
 
-	/* pid 200, its thread on node 1, grown to 3 GiB, half on each 2 GiB
-	 * node. */
-	if (!fixture_copy(root, "engine-2node",
-			  "sed -i 's/ 51200 18446744073709551615/ 786432 18446744073709551615/' "
-			  "200/stat 200/task/200/stat && "
-			  "sed -i 's/^VmRSS:.*/VmRSS:\t3145728 kB/' 200/status && "
-			  "printf '7f1000000000 default anon=786432 dirty=786432 N0=393216 "
-			  "N1=393216 kernelpagesize_kB=4\\n' >200/numa_maps && "
-			  "printf '7f1000000000-7f10c0000000 rw-p 00000000 00:00 0\\n' >200/maps"))
+	/* pid 200, its thread on node 1, grown to 1.5 GiB, half on each
+	 * 2 GiB node, each with 512 MiB free: with 10% headroom neither can
+	 * take the other half. */
+	if (!fixture_copy(
+		root, "engine-2node",
+		"sed -i 's/ 51200 18446744073709551615/ 393216 18446744073709551615/' "
+		"200/stat 200/task/200/stat && "
+		"sed -i 's/^VmRSS:.*/VmRSS:\t1572864 kB/' 200/status && "
+		"printf '7f1000000000 default anon=393216 dirty=393216 N0=196608 "
+		"N1=196608 kernelpagesize_kB=4\\n' >200/numa_maps && "
+		"printf '7f1000000000-7f1060000000 rw-p 00000000 00:00 0\\n' >200/maps && "
+		"sed -i 's/MemFree: .*/MemFree: 524288 kB/' ../sys/*/*/*/node[01]/meminfo"))
 		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
@@ -1225,7 +1233,18 @@ static void test_sampled_too_big(void)
 	fake.node = 5;
 	fake.other_every = 0;
 	CHECK_INT(look_after(engine, params.clock, max), READ);
-	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 3);
+	fake.node = 1;
+	fake.other_every = 2;
+	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
+	/* Node 1 has room now for the half on node 0: read, though the
+	 * sample finds its pages where they were. */
+	snprintf(cmd, sizeof(cmd),
+		 "sed -i 's/MemFree: .*/MemFree: 1572864 kB/' "
+		 "'%s/sys/devices/system/node/node1/meminfo'",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(look_after(engine, params.clock, max), READ);
+	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 4);
 	np_engine_free(engine);
 	np_clock_free(params.clock);
 	np_config_free(&cfg);

@@ -334,7 +334,7 @@ static unsigned long long monotonic_ns(void)
 }
 
 /* After a scan at uptime 3600 that listed 10, 20 and 30. Ends with a
- * scan at 10100 that lists 40 and 42. */
+ * scan at 10400 that lists 40 and 42. */
 static void test_born_after_scan(const char *proc, struct np_task_source *src,
 				 struct np_task_list *list, int fd)
 {
@@ -377,7 +377,7 @@ static void test_born_after_scan(const char *proc, struct np_task_source *src,
 	/* Two events name a new one, the later-stamped first: its wait runs
 	 * from the earlier. */
 	early = monotonic_ns();
-	usleep(200 * 1000);
+	usleep(600 * 1000);
 	CHECK_INT(put_stat(proc, 42, 'S'), 0);
 	pe = pid_event(PROC_EVENT_COMM, 42, 42);
 	pe.timestamp_ns = monotonic_ns();
@@ -385,7 +385,9 @@ static void test_born_after_scan(const char *proc, struct np_task_source *src,
 	pe = fork_event(1, 42, 42);
 	pe.timestamp_ns = early;
 	CHECK(send_event(fd, &pe));
-	set_uptime(proc, 10100);
+	/* 1,400 ms after the scan: 1,000 ms after the later stamp at most,
+	 * short of it by up to 400 ms of slowness before the earlier. */
+	set_uptime(proc, 10400);
 	CHECK_INT(np_task_source_scan(src, list), 0);
 	CHECK(has_pid(list, 42));
 }
@@ -482,7 +484,7 @@ static void test_owes_scan(void)
 	pe = pid_event(PROC_EVENT_EXIT, 10, 10);
 	CHECK(send_event(sv[1], &pe));
 	CHECK(np_task_source_owes_scan(src, 100, NULL));
-	set_uptime(proc, 10200);
+	set_uptime(proc, 10500);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(find(&list, 10) && find(&list, 10)->state == 'Z');
 	CHECK(!np_task_source_owes_scan(src, 100, NULL));
