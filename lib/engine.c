@@ -1237,14 +1237,7 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 		return false;
 
 	if (too_big) {
-		/* The same keep: the nodes, the anchor and what is outside. */
-		*a = last->action;
-		a->thread_node = node;
-		a->locality = local.estimate;
-		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "sampled look: as at its last read, fits no single node; %.0f%% "
-			 "(95%%: %.0f-%.0f%%) of %u present pages on nodes %s",
-			 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, nodes);
+		*a = last->action; /* the same keep: the nodes, the anchor, what is outside */
 	} else {
 		memset(a, 0, sizeof(*a));
 		a->pid = e->task.pid;
@@ -1252,13 +1245,14 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 		a->kind = NP_ACTION_KEEP;
 		a->reason = NP_REASON_LOCAL;
 		a->target_node = a->home_node = -1;
-		a->thread_node = node;
-		a->locality = iv.estimate;
-		snprintf(a->reason_text, sizeof(a->reason_text),
-			 "sampled look: %.0f%% (95%%: %.0f-%.0f%%) of %u present pages on node %d, "
-			 "where its threads run",
-			 iv.estimate * 100, iv.lo * 100, iv.hi * 100, count.present, node);
 	}
+	a->thread_node = node;
+	a->locality = local.estimate; /* for a local one, the same as iv's */
+	snprintf(a->reason_text, sizeof(a->reason_text),
+		 "sampled look: %s%.0f%% (95%%: %.0f-%.0f%%) of %u present pages on node%s %s%s",
+		 too_big ? "as at its last read, fits no single node; " : "", iv.estimate * 100,
+		 iv.lo * 100, iv.hi * 100, count.present, too_big ? "s" : "", nodes,
+		 too_big ? "" : ", where its threads run");
 	e->has_decision = true;
 	e->run_node = node;
 	e->home_node = last->home_node;
