@@ -1197,19 +1197,26 @@ static void drop_unlisted(struct np_task_source *src, int pid)
 	}
 }
 
+/* CLOCK_MONOTONIC, the clock the connector stamps its messages with. */
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* When an event stamped @time_ns was, on the uptime clock: the last
  * scan's uptime, plus the time since then, if it came after it (one that
  * waited in the socket since before is taken as of the scan: at least as
  * old). The stamp is trusted no further than the clock now. */
 static uint64_t heard_at(const struct np_task_source *src, uint64_t time_ns)
 {
-	struct timespec ts;
 	uint64_t now_ns;
 
 	if (time_ns <= src->last_scan_mono_ns || !src->last_scan_mono_ns)
 		return src->last_scan_ms;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now_ns = monotonic_ns();
 	if (time_ns > now_ns)
 		time_ns = now_ns;
 	return src->last_scan_ms + (time_ns - src->last_scan_mono_ns) / 1000000;
@@ -1516,10 +1523,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	list->ticks_per_s = src->ticks_per_s;
 	err = uptime_read(src->ctx, &list->uptime_ms);
 	if (!err) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		mono_ns = monotonic_ns();
 		err = list_tasks(src, list, &v, &nr);
 	}
 	if (err)
