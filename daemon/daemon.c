@@ -289,6 +289,22 @@ static void log_start_cpu(const struct daemon *d)
 				  (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 }
 
+/* At debug, where a cycle that scanned spent its CPU. */
+static void log_tick_cpu(const struct daemon *d, uint64_t cpu_ns)
+{
+	const struct np_engine_tick_cpu *c = np_engine_tick_cpu(d->engine);
+	uint64_t engine_ns = c->observe_ns + c->read_ns + c->decide_ns;
+
+	if (!c->timed || c->quiet)
+		return;
+	np_logger_log(d->log, LOG_DEBUG,
+		      "cycle: %.1f ms of CPU: %.1f observing, %.1f reading tasks, "
+		      "%.1f deciding and acting, %.1f logging and saving",
+		      (double)cpu_ns / 1e6, (double)c->observe_ns / 1e6, (double)c->read_ns / 1e6,
+		      (double)c->decide_ns / 1e6,
+		      (double)(cpu_ns > engine_ns ? cpu_ns - engine_ns : 0) / 1e6);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -314,6 +330,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	np_stats_add_tick(np_engine_stats(d->engine), elapsed_ns(&t0, &t1),
 			  elapsed_ns(&cpu0, &cpu1));
+	if (!err)
+		log_tick_cpu(d, elapsed_ns(&cpu0, &cpu1));
 	schedule_tick(d);
 }
 

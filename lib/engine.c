@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "actuate.h"
@@ -93,6 +94,8 @@ struct np_engine {
 	bool scanned;
 	uint64_t quiet_until_ms;
 	int quiet_until_pid; /* the task whose read ends the quiet */
+	/* At debug: the CPU each part of the last tick took. */
+	struct np_engine_tick_cpu tick_cpu;
 	uint64_t scanned_ms, scanned_uptime_ms;
 	uint64_t last_skips[NP_REASON_COUNT];
 	unsigned last_narrowed;
@@ -472,6 +475,11 @@ void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, 
 {
 	engine->observer = fn;
 	engine->observer_data = data;
+}
+
+const struct np_engine_tick_cpu *np_engine_tick_cpu(const struct np_engine *engine)
+{
+	return &engine->tick_cpu;
 }
 
 unsigned np_engine_tracked(const struct np_engine *engine)
@@ -1904,11 +1912,23 @@ static int remember_decided(struct np_engine *engine, const struct np_snapshot *
 	return 0;
 }
 
+/* The thread's CPU time, ns; 0 when not timed (below debug). */
+static uint64_t cpu_now_ns(bool timed)
+{
+	struct timespec ts;
+
+	if (!timed || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		    struct np_snapshot **snapshot)
 {
 	struct tick t = {
 	    .opts = opts, .now_ms = np_clock_now_ms(engine->clock), .list = &engine->list};
+	bool timed = np_ctx_get_log_priority(engine->ctx) >= LOG_DEBUG;
+	uint64_t c0 = cpu_now_ns(timed), c1 = 0, c2 = 0;
 	int err;
 
 	t.snap = calloc(1, sizeof(*t.snap));
@@ -1922,8 +1942,10 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	if (np_engine_move_ended(engine))
 		np_engine_finish_move(engine);
 	err = observe(engine, &t);
+	c1 = cpu_now_ns(timed);
 	if (!err)
 		err = read_tasks(engine, &t);
+	c2 = cpu_now_ns(timed);
 	if (!err)
 		err = decide_and_act(engine, &t);
 	if (!err && !t.quiet)
@@ -1933,6 +1955,11 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 				  engine->last_narrowed);
 	if (!err && !opts->look_once && (t.nr_picked || !engine->decided.topo))
 		err = remember_decided(engine, t.snap, t.now_ms);
+	engine->tick_cpu = (struct np_engine_tick_cpu){.timed = timed,
+						       .quiet = t.quiet,
+						       .observe_ns = c1 - c0,
+						       .read_ns = c2 - c1,
+						       .decide_ns = cpu_now_ns(timed) - c2};
 	/* What the next tick may take as known; after a failed one, it scans. */
 	if (err || opts->look_once) {
 		engine->scanned = false;

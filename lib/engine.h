@@ -142,6 +142,15 @@ const struct np_sched_counters *np_engine_sched_counters(const struct np_engine 
 typedef int (*np_engine_observer_fn)(void *data, const struct np_task_list *list);
 void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, void *data);
 
+/* Where the last tick's CPU went, when the log takes debug (timed): its
+ * observation (the machine, the listing, the scan's plan), the tasks' reads
+ * and looks, and the decisions and actions. */
+struct np_engine_tick_cpu {
+	bool timed, quiet;
+	uint64_t observe_ns, read_ns, decide_ns;
+};
+const struct np_engine_tick_cpu *np_engine_tick_cpu(const struct np_engine *engine);
+
 /* Number of tasks the engine keeps state for. */
 unsigned np_engine_tracked(const struct np_engine *engine);
 

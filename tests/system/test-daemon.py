@@ -938,7 +938,25 @@ def test_service_manager():
     sock.close()
 
 
-for test in (test_sigterm_and_metrics, test_service_manager, test_sighup, test_stats_kept, test_run_samples,
+def test_cpu_lines():
+    """At debug the log says what the start cost, and for each cycle that
+    scanned, where its CPU went: parts that add up to no more than the
+    whole."""
+    d = Daemon("cpu", "log_level = debug\ntick_ms = 100\n")
+    check(d.wait_log(r"start: [0-9.]+ ms of CPU") is not None, "cpu: the start's CPU logged")
+    cycle = re.compile(r"cycle: ([0-9.]+) ms of CPU: ([0-9.]+) observing, ([0-9.]+) reading "
+                       r"tasks, ([0-9.]+) deciding and acting, ([0-9.]+) logging and saving$", re.M)
+    check(wait_for(lambda: cycle.search(d.text()), 10) is not None,
+          "cpu: a cycle's CPU logged by part")
+    check(d.stop() == 0, "cpu: daemon stops cleanly")
+    lines = [[float(x) for x in m.groups()] for m in cycle.finditer(d.text())]
+    # Each part is rounded to 0.1 ms on its own.
+    wrong = [v for v in lines if abs(sum(v[1:]) - v[0]) > 0.25]
+    check(lines and not wrong, f"cpu: the parts add up to the cycle ({len(lines)} lines, "
+          f"wrong: {wrong[:2]})")
+
+
+for test in (test_sigterm_and_metrics, test_service_manager, test_cpu_lines, test_sighup, test_stats_kept, test_run_samples,
              test_sighup_metrics_listen,
              test_sighup_tick, test_dry_run_changes_nothing,
              test_slow_start, test_record_replay, test_bad_start, test_status_fixture,
