@@ -895,10 +895,11 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
  */
 struct src_entry {
 	uint64_t ino;
-	bool changed; /* an event said so: read it, whatever the callback says */
-	bool kept;    /* the last record stands in for this scan's */
-	bool unchanged; /* kept, and known not to have changed */
-	bool valid;   /* read (or kept); false: vanished, or unreadable */
+	bool changed;	 /* an event said so: read it, whatever the callback says */
+	bool kept;	 /* the last record stands in for this scan's */
+	bool unchanged;	 /* kept, and known not to have changed */
+	bool valid;	 /* read (or kept); false: vanished, or unreadable */
+	bool identified; /* read by libproc2 */
 	struct np_stat st;
 };
 
@@ -1108,6 +1109,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 			continue;
 		snprintf(st.comm, sizeof(st.comm), "%s", cmd ? cmd : "");
 		found++;
+		e->identified = true;
 		err = refine_comm(src, &st);
 		if (!err)
 			e->st = st;
@@ -1119,15 +1121,40 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 	return err;
 }
 
-static int read_libproc2(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
-			 unsigned nr)
+/* The live machine's reads (see np_task_source in task.h): libproc2 for a
+ * process new to the source that only an event named, or one whose start
+ * time changed; one stat read of ours for the rest. */
+static int read_live(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
+		     unsigned nr)
 {
-	unsigned pids[SELECT_MAX], n = 0;
+	unsigned pids[SELECT_MAX], n = 0, old = 0;
 	int err = 0;
 
 	for (unsigned i = 0; i < nr && !err; i++) {
+		const struct np_stat *last = NULL;
+		struct np_stat st;
+		int r;
+
 		if (v[i].kept)
 			continue;
+		while (old < src->nr_last && src->last[old].st.pid < v[i].st.pid)
+			old++;
+		if (old < src->nr_last && src->last[old].st.pid == v[i].st.pid)
+			last = &src->last[old].st;
+		if (list->listed_proc || last) {
+			r = read_tree_one(src, v[i].st.pid, &st);
+			if (r) {
+				err = read_result(src, list, &v[i], r);
+				continue;
+			}
+			if (list->listed_proc || st.start_ticks == last->start_ticks) {
+				v[i].st = st;
+				err = read_result(src, list, &v[i], 0);
+				continue;
+			}
+			/* Another process under the pid since: a process or a
+			 * thread, libproc2 tells. */
+		}
 		pids[n++] = (unsigned)v[i].st.pid;
 		if (n == SELECT_MAX) {
 			err = read_libproc2_some(src, list, v, nr, pids, n);
@@ -1529,7 +1556,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	if (err)
 		return err;
 	mark_kept(src, v, nr);
-	err = src->pids ? read_libproc2(src, list, v, nr) : read_tree(src, list, v, nr);
+	err = src->pids ? read_live(src, list, v, nr) : read_tree(src, list, v, nr);
 	/* Left in pid order, without the tasks that could not be read. */
 	for (unsigned i = 0; i < nr && !err; i++) {
 		if (!v[i].valid)
@@ -1538,6 +1565,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 		if (!err) {
 			list->tasks[list->nr - 1].stat_kept = v[i].kept && !v[i].unchanged;
 			list->tasks[list->nr - 1].stat_unchanged = v[i].unchanged;
+			list->tasks[list->nr - 1].stat_identified = v[i].identified;
 			list->nr_kept += v[i].kept && !v[i].unchanged;
 			list->nr_unchanged += v[i].unchanged;
 			v[kept++] = v[i];

@@ -179,6 +179,12 @@ static enum np_task_keep keep_all(void *data, int pid, uint64_t start_ticks)
 	return NP_TASK_KEEP;
 }
 
+/* Keeps every record but pid *data's, which is read. */
+static enum np_task_keep keep_but(void *data, int pid, uint64_t start_ticks)
+{
+	return pid == *(const int *)data ? NP_TASK_READ : NP_TASK_KEEP;
+}
+
 static pid_t pausing_child(void)
 {
 	pid_t child = fork();
@@ -198,8 +204,10 @@ static void test_live_source(void)
 	struct np_proc_events *ev;
 	struct np_task_source *src;
 	struct np_task_list list = {0};
+	const struct np_task *t;
+	struct np_task first;
 	pid_t child;
-	int err;
+	int err, reread;
 
 	CHECK_INT(np_ctx_new("/", &ctx), 0);
 	err = np_proc_events_open(ctx, &ev);
@@ -214,16 +222,35 @@ static void test_live_source(void)
 	CHECK(np_task_source_events_fd(src) >= 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
 	CHECK(has_pid(&list, getpid()) && list.nr_kept == 0 && list.listed_proc);
+	/* What a listing names is a process: one read of its stat. */
+	CHECK(!find(&list, getpid())->stat_identified);
 
 	child = pausing_child();
 	CHECK(child > 0);
 	/* The fork's event is there once fork returns; no listing needed. */
 	CHECK_INT(np_task_source_take_events(src), 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
-	/* Read: the child (new); kept: this process (nothing changed). */
-	CHECK(find(&list, child) && !find(&list, child)->stat_kept);
+	/* Read: the child (new, so by libproc2, which checks its thread
+	 * group); kept: this process (nothing changed). */
+	t = find(&list, child);
+	CHECK(t && !t->stat_kept && t->stat_identified);
 	CHECK(find(&list, getpid()) && find(&list, getpid())->stat_kept);
 	CHECK(!list.listed_proc);
+	/* Read again as the same process, with our parser: the same
+	 * figures. */
+	if (t) {
+		first = *t;
+		reread = child;
+		np_task_source_set_keep(src, keep_but, &reread);
+		CHECK_INT(np_task_source_scan(src, &list), 0);
+		t = find(&list, child);
+		CHECK(t && !t->stat_kept && !t->stat_identified);
+		CHECK(t && strcmp(t->comm, first.comm) == 0);
+		CHECK(t && t->start_ticks == first.start_ticks && t->state == first.state);
+		CHECK(t && t->flags == first.flags && t->nr_threads == first.nr_threads);
+		CHECK(t && t->rss_bytes == first.rss_bytes && t->cpu_ticks == first.cpu_ticks);
+		np_task_source_set_keep(src, keep_all, NULL);
+	}
 	/* Named by an event, then by none: kept at the next scan, though no
 	 * listing has given it an inode. */
 	CHECK_INT(np_task_source_scan(src, &list), 0);
