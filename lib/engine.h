@@ -143,8 +143,9 @@ typedef int (*np_engine_observer_fn)(void *data, const struct np_task_list *list
 void np_engine_set_observer(struct np_engine *engine, np_engine_observer_fn fn, void *data);
 
 /* Where the last tick's CPU went, when the log takes debug (timed): its
- * observation (the machine, the listing, the scan's plan), the tasks' reads
- * and looks, and the decisions and actions. */
+ * observation (a finished move's accounting, the run samples, the machine,
+ * the listing, the scan's plan), the tasks' reads and looks, and the
+ * decisions and actions. */
 struct np_engine_tick_cpu {
 	bool timed, quiet;
 	uint64_t observe_ns, read_ns, decide_ns;

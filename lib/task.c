@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -1001,15 +1002,23 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 }
 
 /* Read one task's stat with our own parser: every stat under a fixture
- * root, and on the live machine a comm that libproc2 would have changed. */
-static int read_tree_one(struct np_task_source *src, int pid, struct np_stat *st)
+ * root; on the live machine a process listed or known (read_live), and a
+ * comm that libproc2 would have changed. With @ino (a listing's inode, not
+ * 0 or 1), a directory of another inode is another task since the listing
+ * (a thread that took the pid): -ESRCH. */
+static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, struct np_stat *st)
 {
 	char what[32];
 	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
+	struct stat sb;
 	int err;
 
 	if (dirfd < 0)
 		return dirfd;
+	if (ino > 1 && (fstat(dirfd, &sb) || (uint64_t)sb.st_ino != ino)) {
+		close(dirfd);
+		return -ESRCH;
+	}
 	err = read_stat_at(src->ctx, dirfd, what, st);
 	close(dirfd);
 	if (!err && st->pid != pid)
@@ -1042,7 +1051,7 @@ static int read_tree(struct np_task_source *src, struct np_task_list *list, stru
 	for (unsigned i = 0; i < nr && !err; i++)
 		if (!v[i].kept)
 			err = read_result(src, list, &v[i],
-					  read_tree_one(src, v[i].st.pid, &v[i].st));
+					  read_tree_one(src, v[i].st.pid, 0, &v[i].st));
 	return err;
 }
 
@@ -1059,7 +1068,7 @@ static int refine_comm(struct np_task_source *src, struct np_stat *st)
 
 	if (!strpbrk(st->comm, ".?"))
 		return 0;
-	err = read_tree_one(src, st->pid, &exact);
+	err = read_tree_one(src, st->pid, 0, &exact);
 	if (err)
 		return err;
 	if (exact.start_ticks != st->start_ticks)
@@ -1121,9 +1130,13 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 	return err;
 }
 
-/* The live machine's reads (see np_task_source in task.h): libproc2 for a
- * process new to the source that only an event named, or one whose start
- * time changed; one stat read of ours for the rest. */
+/* The live machine's reads (see np_task_source in task.h): one stat read of
+ * ours for a process this scan's listing named (under the inode it listed)
+ * or one whose last record has its start time; libproc2 for the rest: in a
+ * scan without a listing, a process new to the source that only an event
+ * named, or another one under a pid the source knew; and a pid our read
+ * could not read for another reason than its exit or an odd file (a
+ * permission refused: what libproc2 cannot read either, it leaves out). */
 static int read_live(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
 		     unsigned nr)
 {
@@ -1142,18 +1155,18 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 		if (old < src->nr_last && src->last[old].st.pid == v[i].st.pid)
 			last = &src->last[old].st;
 		if (list->listed_proc || last) {
-			r = read_tree_one(src, v[i].st.pid, &st);
-			if (r) {
+			r = read_tree_one(src, v[i].st.pid, list->listed_proc ? v[i].ino : 0, &st);
+			if (r == -ESRCH || r == -EINVAL || (r && np_is_odd_file_error(r))) {
 				err = read_result(src, list, &v[i], r);
 				continue;
 			}
-			if (list->listed_proc || st.start_ticks == last->start_ticks) {
+			if (!r && (list->listed_proc || st.start_ticks == last->start_ticks)) {
 				v[i].st = st;
 				err = read_result(src, list, &v[i], 0);
 				continue;
 			}
-			/* Another process under the pid since: a process or a
-			 * thread, libproc2 tells. */
+			/* Another process under the pid since (a process or
+			 * a thread: libproc2 tells), or a read refused. */
 		}
 		pids[n++] = (unsigned)v[i].st.pid;
 		if (n == SELECT_MAX) {

@@ -950,8 +950,9 @@ def test_cpu_lines():
           "cpu: a cycle's CPU logged by part")
     check(d.stop() == 0, "cpu: daemon stops cleanly")
     lines = [[float(x) for x in m.groups()] for m in cycle.finditer(d.text())]
-    # Each part is rounded to 0.1 ms on its own.
-    wrong = [v for v in lines if abs(sum(v[1:]) - v[0]) > 0.25]
+    # Each part is rounded to 0.1 ms on its own; a cycle that scans reads
+    # /proc at least, so its observing took some CPU.
+    wrong = [v for v in lines if abs(sum(v[1:]) - v[0]) > 0.3 or v[1] <= 0]
     check(lines and not wrong, f"cpu: the parts add up to the cycle ({len(lines)} lines, "
           f"wrong: {wrong[:2]})")
 

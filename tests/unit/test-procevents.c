@@ -223,7 +223,7 @@ static void test_live_source(void)
 	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
 	CHECK(has_pid(&list, getpid()) && list.nr_kept == 0 && list.listed_proc);
 	/* What a listing names is a process: one read of its stat. */
-	CHECK(!find(&list, getpid())->stat_identified);
+	CHECK(find(&list, getpid()) && !find(&list, getpid())->stat_identified);
 
 	child = pausing_child();
 	CHECK(child > 0);
@@ -237,7 +237,8 @@ static void test_live_source(void)
 	CHECK(find(&list, getpid()) && find(&list, getpid())->stat_kept);
 	CHECK(!list.listed_proc);
 	/* Read again as the same process, with our parser: the same
-	 * figures. */
+	 * figures (the child may have been reaching pause() at the first
+	 * read: its state, pages and CPU time may have moved on since). */
 	if (t) {
 		first = *t;
 		reread = child;
@@ -246,9 +247,10 @@ static void test_live_source(void)
 		t = find(&list, child);
 		CHECK(t && !t->stat_kept && !t->stat_identified);
 		CHECK(t && strcmp(t->comm, first.comm) == 0);
-		CHECK(t && t->start_ticks == first.start_ticks && t->state == first.state);
-		CHECK(t && t->flags == first.flags && t->nr_threads == first.nr_threads);
-		CHECK(t && t->rss_bytes == first.rss_bytes && t->cpu_ticks == first.cpu_ticks);
+		CHECK(t && t->start_ticks == first.start_ticks);
+		CHECK(t && t->nr_threads == first.nr_threads);
+		CHECK(t && (t->state == 'S' || t->state == 'R') && t->flags == first.flags);
+		CHECK(t && t->rss_bytes >= first.rss_bytes && t->cpu_ticks >= first.cpu_ticks);
 		np_task_source_set_keep(src, keep_all, NULL);
 	}
 	/* Named by an event, then by none: kept at the next scan, though no
