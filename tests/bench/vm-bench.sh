@@ -3,7 +3,8 @@
 # tests/vm, unchanged: a staging tree beside the build directory links the
 # harness files and adds the benchmark scenarios, the benchmark topologies and
 # the extra guest programs (numad, util-linux unshare, coreutils
-# date, bench-migrate, bench-sample), then tests/vm/run-vm.sh boots from there.
+# date, bench-migrate, bench-sample, bench-procread), then
+# tests/vm/run-vm.sh boots from there.
 #
 # usage: vm-bench.sh --build-dir DIR --topology NAME [--timeout SEC] SCENARIO...
 # Output: DIR/vm-out/NAME-SCENARIO+.../SCENARIO/* (see tests/vm/README.md).
@@ -67,6 +68,7 @@ done
 	echo /usr/bin/date
 	echo "$build/tests/bench/bench-migrate"
 	echo "$build/tests/bench/bench-sample"
+	echo "$build/tests/bench/bench-procread"
 	# A profile of the placer (BENCH_PERF=1) takes the host's perf.
 	if [ -n "${BENCH_PERF:-}" ]; then
 		command -v perf >/dev/null || { echo "$0: BENCH_PERF set, no perf on this host" >&2; exit 2; }
@@ -78,6 +80,7 @@ cat >"$stage/tests/vm/scenarios/bench-env.sh" <<ENV
 BENCH_NUMAD=$numad_root/usr/bin/numad
 BENCH_MIGRATE=$build/tests/bench/bench-migrate
 BENCH_SAMPLE=$build/tests/bench/bench-sample
+BENCH_PROCREAD=$build/tests/bench/bench-procread
 BENCH_MIGRATE_RUNS=${BENCH_MIGRATE_RUNS:-5}
 BENCH_SECONDS=${BENCH_SECONDS:-20}
 BENCH_SCENARIO_SECONDS="${BENCH_SCENARIO_SECONDS:-}"
