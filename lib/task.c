@@ -1004,8 +1004,9 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 /* Read one task's stat with our own parser: every stat under a fixture
  * root; on the live machine a process listed or known (read_live), and a
  * comm that libproc2 would have changed. With @ino (a listing's inode, not
- * 0 or 1), a directory of another inode is another task since the listing
- * (a thread that took the pid): -ESRCH. */
+ * 0 or 1), a directory of another inode gives -ESTALE: a thread that took
+ * the pid since the listing, or the same process, its dentry evicted and
+ * made again (procfs numbers its inodes afresh): libproc2 tells which. */
 static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, struct np_stat *st)
 {
 	char what[32];
@@ -1017,7 +1018,7 @@ static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, stru
 		return dirfd;
 	if (ino > 1 && (fstat(dirfd, &sb) || (uint64_t)sb.st_ino != ino)) {
 		close(dirfd);
-		return -ESRCH;
+		return -ESTALE;
 	}
 	err = read_stat_at(src->ctx, dirfd, what, st);
 	close(dirfd);
@@ -1069,6 +1070,8 @@ static int refine_comm(struct np_task_source *src, struct np_stat *st)
 	if (!strpbrk(st->comm, ".?"))
 		return 0;
 	err = read_tree_one(src, st->pid, 0, &exact);
+	if (np_is_permission_error(err))
+		return 0; /* what libproc2 could read and we may not: its comm */
 	if (err)
 		return err;
 	if (exact.start_ticks != st->start_ticks)
@@ -1134,9 +1137,11 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
  * ours for a process this scan's listing named (under the inode it listed)
  * or one whose last record has its start time; libproc2 for the rest: in a
  * scan without a listing, a process new to the source that only an event
- * named, or another one under a pid the source knew; and a pid our read
- * could not read for another reason than its exit or an odd file (a
- * permission refused: what libproc2 cannot read either, it leaves out). */
+ * named, or another one under a pid the source knew; a listed pid whose
+ * directory is not the inode listed; and one our read was refused
+ * (hidepid, a security module: what libproc2 cannot read either, it leaves
+ * out, as if gone). Any other error of ours ends the scan, as a failed
+ * libproc2 select does. */
 static int read_live(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
 		     unsigned nr)
 {
@@ -1156,7 +1161,7 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 			last = &src->last[old].st;
 		if (list->listed_proc || last) {
 			r = read_tree_one(src, v[i].st.pid, list->listed_proc ? v[i].ino : 0, &st);
-			if (r == -ESRCH || r == -EINVAL || (r && np_is_odd_file_error(r))) {
+			if (r && r != -ESTALE && !np_is_permission_error(r)) {
 				err = read_result(src, list, &v[i], r);
 				continue;
 			}
@@ -1166,7 +1171,8 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 				continue;
 			}
 			/* Another process under the pid since (a process or
-			 * a thread: libproc2 tells), or a read refused. */
+			 * a thread: libproc2 tells), another inode, or a read
+			 * refused. */
 		}
 		pids[n++] = (unsigned)v[i].st.pid;
 		if (n == SELECT_MAX) {

@@ -79,7 +79,8 @@ struct np_task {
 	bool stat_unchanged;
 	/* Read by libproc2 this scan (see np_task_source below): in a scan
 	 * without a listing, new to the source and named by an event, or
-	 * another process under a pid it knew. */
+	 * another process under a pid it knew; in any scan, one our own read
+	 * could not make (another inode than listed, a read refused). */
 	bool stat_identified;
 
 	/* Filled by np_task_read_details(); until then has_details is false.
@@ -124,14 +125,14 @@ struct np_task_list {
  * is what procps itself trusts to parse /proc: it reads the task's status
  * too, for its thread group, so a pid a thread has taken since the event
  * is not read as a process. A pid this scan's listing named (readdir lists
- * no threads; the directory is checked to be the inode listed), or the
- * same process again (the start time of its last read), is read with one
- * read of its stat and our own np_stat_parse (one our read cannot make for
- * another reason than the task's exit, a permission refused, goes to
- * libproc2, which leaves out what it cannot read): a libproc2 select does
- * fixed work however few pids it reads (two fresh mappings, /proc/uptime)
- * and reads each pid's status before its stat; in the test guest 0.5-0.9
- * ms a pid in a select of 75, 0.13 ms for a stat read of ours
+ * no threads), or the same process again (the start time of its last
+ * read), is read with one read of its stat and our own np_stat_parse;
+ * libproc2 also gets a listed pid whose directory is not the inode listed
+ * and one our read was refused (it leaves out what it cannot read either).
+ * A libproc2 select does fixed work however few pids it reads (two fresh
+ * mappings, /proc/uptime) and reads each pid's status before its stat: in
+ * the test guest 0.28-0.36 ms of CPU a pid in a select of 73-75, 0.45-0.61
+ * ms in a select of one, 0.16 ms a process for this source's listing scan
  * (tests/bench/bench-procread). libproc2 reads the real /proc only, so
  * under a fixture root every read is ours: one interface, two readers, and
  * the tests exercise the parser the fixture reader shares with details

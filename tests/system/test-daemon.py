@@ -950,11 +950,12 @@ def test_cpu_lines():
           "cpu: a cycle's CPU logged by part")
     check(d.stop() == 0, "cpu: daemon stops cleanly")
     lines = [[float(x) for x in m.groups()] for m in cycle.finditer(d.text())]
-    # Each part is rounded to 0.1 ms on its own; a cycle that scans reads
-    # /proc at least, so its observing took some CPU.
-    wrong = [v for v in lines if abs(sum(v[1:]) - v[0]) > 0.3 or v[1] <= 0]
-    check(lines and not wrong, f"cpu: the parts add up to the cycle ({len(lines)} lines, "
-          f"wrong: {wrong[:2]})")
+    # Each part is rounded to 0.1 ms on its own; the first cycle lists and
+    # reads /proc, which takes some CPU (a later one may take under 0.05 ms).
+    wrong = [v for v in lines if abs(sum(v[1:]) - v[0]) > 0.3]
+    check(lines and not wrong and lines[0][1] > 0,
+          f"cpu: the parts add up to the cycle, the first cycle's observing took CPU "
+          f"({len(lines)} lines, wrong: {wrong[:2]}, first: {lines[:1]})")
 
 
 for test in (test_sigterm_and_metrics, test_service_manager, test_cpu_lines, test_sighup, test_stats_kept, test_run_samples,
