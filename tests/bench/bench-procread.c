@@ -4,17 +4,20 @@
  * source (lib/task.c): libproc2's select by pid, with the source's items,
  * and one read of /proc/PID/stat parsed by np_stat_parse. Over every
  * process /proc lists now, ROUNDS rounds, each reader in turn: the CPU of
- * one select of them all, of one select per process, and of our reads;
- * per process, median of the rounds. A select does fixed work per call
- * (mappings, /proc/uptime) and reads each pid's status for its thread
- * group: the daemon's cycles read one or two processes at a time.
+ * selects of them all (255 at a time, libproc2's most), of one select per
+ * process, and of the task source's listing scan, which lists /proc and
+ * reads each process as the daemon's first cycle does (our reads, each
+ * checked against the inode listed); per process, median of the rounds. A
+ * select does fixed work per call (mappings, /proc/uptime) and reads each
+ * pid's status for its thread group: the daemon's cycles read one or two
+ * processes at a time.
  *
  *   bench-procread [ROUNDS]   (default 7)
  */
+#include "context.h"
 #include "task.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <libproc2/pids.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,28 +62,21 @@ static unsigned list_pids(unsigned *pids)
 	return n;
 }
 
-/* One read of /proc/PID/stat, parsed: how many parsed. */
-static unsigned own_reads(const unsigned *pids, unsigned n)
+/* libproc2's select of @n pids, at most 255 at a time: how many found, or
+ * -1 when a select failed. */
+static int select_all(struct pids_info *info, unsigned *pids, unsigned n)
 {
-	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	unsigned ok = 0;
-	char path[32], buf[4096];
+	int found = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct np_stat st;
-		ssize_t len;
-		int fd;
+	for (unsigned i = 0; i < n; i += 255) {
+		unsigned k = n - i < 255 ? n - i : 255;
+		struct pids_fetch *f = procps_pids_select(info, &pids[i], (int)k, PIDS_SELECT_PID);
 
-		snprintf(path, sizeof(path), "%u/stat", pids[i]);
-		fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf));
-		close(fd);
-		ok += len > 0 && np_stat_parse(buf, (size_t)len, &st) == 0;
+		if (!f)
+			return -1;
+		found += f->counts->total;
 	}
-	close(procfd);
-	return ok;
+	return found;
 }
 
 int main(int argc, char **argv)
@@ -93,8 +89,12 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 7;
 	unsigned *pids = calloc(MAX_PIDS, sizeof(*pids));
 	struct pids_info *info = NULL;
+	struct np_ctx *ctx = NULL;
+	struct np_task_source *src = NULL;
+	struct np_task_list list = {0};
 	double *all, *each, *own, t;
-	unsigned n, found_all = 0, found_each = 0, parsed = 0;
+	int found_all = 0, found_each = 0;
+	unsigned n, scanned = 0;
 
 	all = calloc((size_t)rounds + 1, sizeof(*all));
 	each = calloc((size_t)rounds + 1, sizeof(*each));
@@ -109,34 +109,52 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("procps_pids_new: %.0f us of CPU (once)\n", cpu_us() - t);
+	/* The task source without a keep callback or events: every scan a
+	 * listing that reads every process. */
+	if (np_ctx_new("/", &ctx) || np_task_source_new(ctx, &src)) {
+		fprintf(stderr, "bench-procread: cannot make a task source\n");
+		return 1;
+	}
 	n = list_pids(pids);
+	if (!n) {
+		fprintf(stderr, "bench-procread: no process in /proc\n");
+		return 1;
+	}
 	for (int r = 0; r < rounds; r++) {
-		struct pids_fetch *f;
-
 		t = cpu_us();
-		f = procps_pids_select(info, pids, (int)n, PIDS_SELECT_PID);
+		found_all = select_all(info, pids, n);
 		all[r] = (cpu_us() - t) / n;
-		found_all = f ? (unsigned)f->counts->total : 0;
 
-		found_each = 0;
 		t = cpu_us();
-		for (unsigned i = 0; i < n; i++) {
-			f = procps_pids_select(info, &pids[i], 1, PIDS_SELECT_PID);
-			found_each += f ? (unsigned)f->counts->total : 0;
+		for (unsigned i = 0; i < n && found_each >= 0; i++) {
+			int f = select_all(info, &pids[i], 1);
+
+			found_each = i == 0 ? f : f < 0 ? -1 : found_each + f;
 		}
 		each[r] = (cpu_us() - t) / n;
 
 		t = cpu_us();
-		parsed = own_reads(pids, n);
-		own[r] = (cpu_us() - t) / n;
+		if (np_task_source_scan(src, &list)) {
+			fprintf(stderr, "bench-procread: the task source's scan failed\n");
+			return 1;
+		}
+		own[r] = (cpu_us() - t) / (list.nr ? list.nr : 1);
+		scanned = list.nr;
+		if (found_all < 0 || found_each < 0) {
+			fprintf(stderr, "bench-procread: a libproc2 select failed\n");
+			return 1;
+		}
 	}
 	printf("%u processes, %d rounds, CPU per process, median:\n", n, rounds);
-	printf("  libproc2, one select of all:    %8.1f us (%u found)\n", median(all, rounds),
+	printf("  libproc2, selects of all:          %8.1f us (%d found)\n", median(all, rounds),
 	       found_all);
-	printf("  libproc2, one select each:      %8.1f us (%u found)\n", median(each, rounds),
+	printf("  libproc2, one select each:         %8.1f us (%d found)\n", median(each, rounds),
 	       found_each);
-	printf("  stat read and np_stat_parse:    %8.1f us (%u parsed)\n", median(own, rounds),
-	       parsed);
+	printf("  the task source's listing scan:    %8.1f us (%u read)\n", median(own, rounds),
+	       scanned);
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
 	procps_pids_unref(&info);
 	free(pids);
 	free(all);
