@@ -8,8 +8,10 @@
 #include <math.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -1012,6 +1014,63 @@ static void test_live(void)
 	np_ctx_free(ctx);
 }
 
+/*
+ * Where /proc refuses a process's files (a procfs mounted hidepid=1, seen
+ * by a user other than root), the source leaves that process out and the
+ * scan goes on. Run in a child: a mount namespace of its own with such a
+ * procfs on /proc, then user nobody; it exits 0 when the scan succeeded
+ * with its own process in and pid 1 out, 2 when the set-up cannot be made
+ * here (skipped), 1 otherwise.
+ */
+static int refused_child(void)
+{
+	struct np_ctx *ctx = NULL;
+	struct np_task_source *src = NULL;
+	struct np_task_list list = {0};
+	bool ok;
+	int err;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=1"))
+		return 2;
+	if (setgid(65534) || setuid(65534))
+		return 2;
+	if (np_ctx_new("/", &ctx) || np_task_source_new(ctx, &src))
+		return 1;
+	err = np_task_source_scan(src, &list);
+	ok = err == 0 && find_task(&list, getpid()) && !find_task(&list, 1);
+	ok = ok && list.nr_vanished >= 1;
+	if (!ok)
+		fprintf(stderr, "refused: scan %d, %u tasks, self %s, pid 1 %s, %u left out\n", err,
+			list.nr, find_task(&list, getpid()) ? "in" : "out",
+			find_task(&list, 1) ? "in" : "out", list.nr_vanished);
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
+	return ok ? 0 : 1;
+}
+
+static void test_live_refused(void)
+{
+	int status = 0;
+	pid_t child;
+
+	if (geteuid() != 0) {
+		printf("refused reads: skipped (needs root to mount a procfs)\n");
+		return;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child == 0)
+		_exit(refused_child());
+	CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		printf("refused reads: skipped (no mount namespace or procfs with hidepid here)\n");
+		return;
+	}
+	CHECK_INT(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	test_stat_comm();
@@ -1031,5 +1090,6 @@ int main(void)
 	test_node_load_delta();
 	test_keep_records();
 	test_live();
+	test_live_refused();
 	return check_done();
 }
