@@ -4,7 +4,10 @@
 usage: report.py RESULTS_DIR DOC_PATH PLOT_DIR
 
 RESULTS_DIR holds what tests/bench/run-benchmarks.sh collected:
-  placement-<topology>/*.txt  one file per run (tests/bench/guest/bench-placement.sh)
+  placement-<topology>/run-<k>/*.txt
+                              one file per scenario and system of boot k
+                              (tests/bench/guest/bench-placement.sh); or
+                              placement-<topology>/*.txt, one boot
   throughput.txt              tests/bench/guest/bench-throughput.sh
   spawn.txt                   tests/bench/guest/bench-spawn.sh
   shortlived.txt              tests/bench/guest/bench-shortlived.sh
@@ -55,6 +58,17 @@ SYSTEM_LABELS = {
     "numaplaced-memonly": "numaplaced, affinity = never (memory only)",
     "numaplaced-node": "numaplaced, affinity = node",
     "numaplaced-nosample": "numaplaced, run_sample_hz = 0 (no CPU samples)",
+}
+# A colour per system in the plots, the same in every one.
+SYSTEM_COLOURS = {
+    "none": "#555555",
+    "kernel": "#1f5fbf",
+    "numad": "#2e9e3e",
+    "numad-i5": "#8bc34a",
+    "numaplaced": "#d62728",
+    "numaplaced-memonly": "#ff8c00",
+    "numaplaced-node": "#9467bd",
+    "numaplaced-nosample": "#8c564b",
 }
 PAGE = 4096
 
@@ -273,12 +287,6 @@ def summarize(run, baseline_affinity):
     t95 = time_to(points, ref, 0.95)
     moved = run.get("vmstat_after", 0) - run.get("vmstat_before", 0)
     changed = baseline_affinity is not None and end_affinity(run) != baseline_affinity
-    if run["system"] == "none":
-        cpu = "-"
-    elif run["system"] == "kernel":
-        cpu = "in task"
-    else:
-        cpu = f"{run['placer_cpu_s']:.2f}" if run["placer_cpu_s"] is not None else "?"
     return {
         "points": points,
         "shift": ref if "shift" in run["events"] else None,
@@ -289,26 +297,28 @@ def summarize(run, baseline_affinity):
         "bnf": back_and_forth(run),
         "returns": node_returns(run),
         "aff_changes": affinity_changes(run),
-        "cpu": cpu,
+        "cpu_s": run["placer_cpu_s"],
         "stall": max(run["hogs"]) if run["hogs"] else None,
         "affinity": "changed" if changed else "kept",
     }
 
 
 def plot(topology, scenario, runs, plot_dir, data_dir):
-    """One PNG per scenario: locality over time, one line per system."""
+    """One PNG per scenario: locality over time, a colour per system and a
+    line per run of it (runs: system -> [summary, ...])."""
     lines = []
-    for system in SYSTEMS:
-        if system not in runs:
-            continue
-        data = os.path.join(data_dir, f"{topology}-{scenario}-{system}.dat")
-        # A shifted task is drawn from its move: the move comes at a
-        # different time in each run (sampling is slow in the guest).
-        offset = runs[system].get("shift") or 0
-        with open(data, "w") as f:
-            for t, loc in runs[system]["points"]:
-                f.write(f"{t - offset:.2f} {loc * 100:.2f}\n")
-        lines.append(f"'{data}' using 1:2 with linespoints title '{SYSTEM_LABELS[system]}'")
+    for point, system in enumerate(SYSTEMS, start=1):
+        for k, summary in enumerate(runs.get(system, [])):
+            data = os.path.join(data_dir, f"{topology}-{scenario}-{system}-{k + 1}.dat")
+            # A shifted task is drawn from its move: the move comes at a
+            # different time in each run (sampling is slow in the guest).
+            offset = summary.get("shift") or 0
+            with open(data, "w") as f:
+                for t, loc in summary["points"]:
+                    f.write(f"{t - offset:.2f} {loc * 100:.2f}\n")
+            title = f"title '{SYSTEM_LABELS[system]}'" if k == 0 else "notitle"
+            lines.append(f"'{data}' using 1:2 with linespoints "
+                         f"linecolor rgb '{SYSTEM_COLOURS[system]}' pointtype {point} {title}")
     png = os.path.join(plot_dir, f"{topology}-{scenario}.png")
     script = f"""set terminal pngcairo size 800,450 noenhanced
 set output '{png}'
@@ -325,7 +335,11 @@ plot {", ".join(lines)}
 
 
 def fmt(value, pattern, missing="-"):
-    return missing if value is None else pattern.format(value)
+    if value is None:
+        return missing
+    if value == math.inf:
+        return "never"
+    return pattern.format(value)
 
 
 def goal_lines(scenarios):
@@ -333,58 +347,118 @@ def goal_lines(scenarios):
     return [f"- *{s}*: {GOALS[s]}" for s in SCENARIOS if s in scenarios and s in GOALS]
 
 
+def run_dirs(topo_dir):
+    """The boots of one topology: its run-<k>/ directories (repeated runs,
+    tests/bench/repeat-placement.sh or run-benchmarks.sh --runs), or the
+    directory itself (results of one boot)."""
+    runs = sorted(glob.glob(os.path.join(topo_dir, "run-*")),
+                  key=lambda d: int(re.sub(r"\D", "", os.path.basename(d)) or 0))
+    return [d for d in runs if os.path.isdir(d)] or [topo_dir]
+
+
+def collect_runs(dirs):
+    """(scenario, system) -> [summary, ...], one per boot in @dirs. Each
+    run's affinity is judged against the same boot's run with no balancing
+    (what the user set), or without one against the start's."""
+    table = {}
+    for d in dirs:
+        parsed = [parse_run(p) for p in sorted(glob.glob(os.path.join(d, "*.txt")))]
+        baseline = {r["scenario"]: end_affinity(r) for r in parsed
+                    if r.get("system") == "none" and "scenario" in r}
+        for run in parsed:
+            if "scenario" not in run:
+                continue
+            user = baseline.get(run["scenario"])
+            if user is None:
+                keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+                user = [run["affinity"][k].get("start") for k in keys]
+            s = summarize(run, user)
+            s["log"] = run["log"]
+            table.setdefault((run["scenario"], run["system"]), []).append(s)
+    return table
+
+
+def median_worst(values, worst):
+    """(median, worst) of the figures that are not None; (None, None) for none."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None, None
+    return statistics.median(vals), worst(vals)
+
+
+def mw(pair, pattern):
+    return f"{fmt(pair[0], pattern)} / {fmt(pair[1], pattern)}"
+
+
+PLACEMENT_HEADER = (
+    "| guest | scenario | system | runs | final locality median / worst | "
+    "s to 90% median / worst | s to 95% median / worst | MiB migrated median / worst | "
+    "back-and-forth median / worst | returns median / worst | placer CPU s median / worst | "
+    "longest stall ms median / worst | affinity changes median / worst | CPU affinity |\n"
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+
+def placement_row(topology, scenario, system, runs):
+    """One table row over @runs (summaries) of a scenario and system: the
+    median and the worst of each figure (the lowest locality, the slowest
+    time, "never" slower than any, the most MiB, reversals, returns, CPU
+    and affinity changes, the longest stall)."""
+    never = [math.inf if r is None else r for r in (s["t90"] for s in runs)]
+    never95 = [math.inf if r is None else r for r in (s["t95"] for s in runs)]
+    if system == "none":
+        cpu = "-"
+    elif system == "kernel":
+        cpu = "in task"
+    else:
+        cpu = mw(median_worst([s["cpu_s"] for s in runs], max), "{:.2f}")
+    changed = sum(s["affinity"] != "kept" for s in runs)
+    return (f"| {topology} | {scenario} | {SYSTEM_LABELS.get(system, system)} | {len(runs)} | "
+            f"{mw(median_worst([s['final'] and s['final'] * 100 for s in runs], min), '{:.0f}%')} | "
+            f"{mw(median_worst(never, max), '{:.1f}')} | "
+            f"{mw(median_worst(never95, max), '{:.1f}')} | "
+            f"{mw(median_worst([s['mib'] for s in runs], max), '{:.0f}')} | "
+            f"{mw(median_worst([s['bnf'] for s in runs], max), '{:g}')} | "
+            f"{mw(median_worst([s['returns'] for s in runs], max), '{:g}')} | {cpu} | "
+            f"{mw(median_worst([s['stall'] for s in runs], max), '{:.0f}')} | "
+            f"{mw(median_worst([s['aff_changes'] for s in runs], max), '{:g}')} | "
+            f"{'kept' if not changed else f'changed in {changed}'} |")
+
+
+def placement_rows(topology, table):
+    """The rows of one topology's @table (collect_runs), scenarios and
+    systems in their usual order."""
+    rows = []
+    for scenario in SCENARIOS:
+        for system in SYSTEMS:
+            if (scenario, system) in table:
+                rows.append(placement_row(topology, scenario, system, table[(scenario, system)]))
+    return rows
+
+
 def placement_section(results, doc_dir, plot_dir):
-    out = []
     data_dir = os.path.join(results, "plot-data")
     os.makedirs(data_dir, exist_ok=True)
     tables, plots, notes = [], [], []
     seen = set()
     for topo_dir in sorted(glob.glob(os.path.join(results, "placement-*"))):
         topology = os.path.basename(topo_dir)[len("placement-"):]
-        runs = {}
-        parsed = [parse_run(p) for p in glob.glob(os.path.join(topo_dir, "*.txt"))]
-        baseline = {r["scenario"]: end_affinity(r) for r in parsed
-                    if r.get("system") == "none"}
-        for run in parsed:
-            if "scenario" not in run:
-                continue
-            user = baseline.get(run["scenario"])
-            if user is None:
-                # No baseline run: what the user set at the start.
-                keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
-                user = [run["affinity"][k].get("start") for k in keys]
-            runs.setdefault(run["scenario"], {})[run["system"]] = (run, summarize(run, user))
+        table = collect_runs(run_dirs(topo_dir))
+        tables.extend(placement_rows(topology, table))
         for scenario in SCENARIOS:
-            if scenario not in runs:
+            runs = {system: table[(scenario, system)] for system in SYSTEMS
+                    if (scenario, system) in table}
+            if not runs:
                 continue
             seen.add(scenario)
-            for system in SYSTEMS:
-                if system not in runs[scenario]:
-                    continue
-                run, s = runs[scenario][system]
-                tables.append(
-                    f"| {topology} | {scenario} | {SYSTEM_LABELS[system]} | "
-                    f"{fmt(s['final'] and s['final'] * 100, '{:.0f}%')} | "
-                    f"{fmt(s['t90'], '{:.1f}', 'never')} | {fmt(s['t95'], '{:.1f}', 'never')} | "
-                    f"{s['mib']:.0f} | {s['bnf']} | {s['returns']} | "
-                    f"{s['cpu']} | {fmt(s['stall'], '{:.0f}')} | "
-                    f"{fmt(s['aff_changes'], '{}')} | {s['affinity']} |")
-            png = plot(topology, scenario, {k: v[1] for k, v in runs[scenario].items()},
-                       plot_dir, data_dir)
+            png = plot(topology, scenario, runs, plot_dir, data_dir)
             plots.append(f"![{topology} {scenario}]({os.path.relpath(os.path.join(plot_dir, png), doc_dir)})")
-            for system in ("numaplaced",):
-                if system in runs[scenario]:
-                    log = [l for l in runs[scenario][system][0]["log"]
-                           if "summary" in l or "error" in l or "err:" in l]
-                    notes.extend(f"    {topology}/{scenario}: {l}" for l in log[:3])
-    out.append("Goals:")
-    out.append("")
+            for k, s in enumerate(runs.get("numaplaced", [])):
+                log = [l for l in s["log"] if "summary" in l or "error" in l or "err:" in l]
+                notes.extend(f"    {topology}/{scenario} run {k + 1}: {l}" for l in log[:3])
+    out = ["Goals:", ""]
     out.extend(goal_lines(seen))
     out.append("")
-    out.append("| guest | scenario | system | final locality | s to 90% | s to 95% | "
-               "MiB migrated | back-and-forth | returns | placer CPU s | longest stall ms | "
-               "affinity changes | CPU affinity |")
-    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    out.append(PLACEMENT_HEADER)
     out.extend(tables)
     out.append("")
     out.extend(p + "\n" for p in plots)

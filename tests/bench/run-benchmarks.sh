@@ -2,19 +2,22 @@
 # Run every numaplaced benchmark and write docs/benchmarks.md with its plots
 # (docs/benchmarks/*.png). See tests/bench/README.md.
 #
-# usage: tests/bench/run-benchmarks.sh [--build-dir DIR] [--results DIR] [--parallel]
-#                                      [--report-only]
+# usage: tests/bench/run-benchmarks.sh [--build-dir DIR] [--results DIR] [--runs N]
+#                                      [--parallel] [--guests-only] [--report-only]
 #
-# Steps, about 40 minutes on a 2-core machine before the split and churn
-# scenarios, which add at least 8 minutes of runs to each guest:
+# Steps, about 40 minutes on a 2-core machine for one run of each placement
+# scenario (--runs 1), and about 20 more per topology for each further run:
 #   1. build the project (meson, ninja -j2) in DIR (default build-bench)
 #   2. host: kbuild and hackbench without numaplaced and with it at
 #      scan_delay_ms 0 and 1000 (host-overhead.sh)
 #   3. 2-node guest: placement scenarios under each system, then migration
-#      throughput
-#   4. 4-node guest: placement scenarios, then np-spawn slow start; a 2-node
+#      throughput; the placement scenarios again in N-1 more boots (--runs,
+#      default 3: the guest moves unpinned threads at random, and one run
+#      is not a result)
+#   4. 4-node guest: the same, then np-spawn slow start; a 2-node
 #      guest: short-lived processes beside a long task (bench-shortlived)
-#   5. report.py writes docs/benchmarks.md from the results
+#   5. report.py writes docs/benchmarks.md from the results (the median and
+#      the worst of the runs of each scenario and system)
 # BENCH_HOST_RUNS (10), BENCH_SECONDS (20) and the BENCH_* knobs of
 # vm-bench.sh change sizes; --report-only redoes step 5 from saved results.
 # --guests-only redoes steps 3 and 4 and keeps the host results.
@@ -28,19 +31,31 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$src/build-bench
 results=
 report_only=false
+runs=
 parallel=false
 guests_only=false
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) build=${2:?}; shift ;;
 	--results) results=${2:?}; shift ;;
+	--runs) runs=${2:?}; shift ;;
 	--report-only) report_only=true ;;
 	--parallel) parallel=true ;;
 	--guests-only) guests_only=true ;;
-	*) echo "usage: $0 [--build-dir DIR] [--results DIR] [--parallel] [--guests-only] [--report-only]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--build-dir DIR] [--results DIR] [--runs N] [--parallel] [--guests-only] [--report-only]" >&2; exit 2 ;;
 	esac
 	shift
 done
+# --parallel stages its guests side by side: one boot per part.
+if $parallel && [ -n "$runs" ] && [ "$runs" != 1 ]; then
+	echo "$0: --parallel runs each placement scenario once; drop --runs $runs or --parallel" >&2
+	exit 2
+fi
+$parallel && runs=1
+: "${runs:=3}"
+case $runs in
+*[!0-9]* | 0 | '') echo "$0: --runs wants a number of runs, 1 or more, not '$runs'" >&2; exit 2 ;;
+esac
 : "${results:=$build/bench-results}"
 bench=$src/tests/bench
 
@@ -80,23 +95,35 @@ if ! $report_only; then
 		"$bench/host-overhead.sh" "$build" "$results/host-overhead.txt" "${BENCH_HOST_RUNS:-10}"
 		log "host: done"
 	}
-	# One boot: bench-placement for SCENARIOS, then EXTRA (if any).
-	#   guest_part TOPOLOGY "SCENARIOS" [EXTRA]
+	# One boot: bench-placement for SCENARIOS, then EXTRA (if any); the
+	# results of boot RUN go to placement-TOPOLOGY/run-RUN/.
+	#   guest_part TOPOLOGY RUN "SCENARIOS" [EXTRA]
 	guest_part() {
 		topology=$1
-		scenarios=$2
-		extra=${3:-}
+		run=$2
+		scenarios=$3
+		extra=${4:-}
 		tag=$topology-bench-placement${extra:++$extra}
-		log "guest $topology: $scenarios $extra"
+		log "guest $topology, run $run: $scenarios $extra"
 		BENCH_SCENARIOS=$scenarios "$bench/vm-bench.sh" --build-dir "$build" \
 			--topology "$topology" --timeout 3000 bench-placement $extra \
-			>"$results/vm-$tag.log" 2>&1 ||
-			log "guest $topology: a scenario failed (results kept; see $results/vm-$tag.log)"
-		mkdir -p "$results/placement-${topology#bench-}"
-		cp "$build/vm-out/$tag"/bench-placement/*.txt "$results/placement-${topology#bench-}/" \
-			2>/dev/null || true
+			>"$results/vm-$tag-$run.log" 2>&1 ||
+			log "guest $topology: a scenario failed (results kept; see $results/vm-$tag-$run.log)"
+		dest=$results/placement-${topology#bench-}/run-$run
+		mkdir -p "$dest"
+		cp "$build/vm-out/$tag"/bench-placement/*.txt "$dest/" 2>/dev/null || true
 		[ -z "$extra" ] || cp "$build/vm-out/$tag/$extra"/*.txt "$results/" 2>/dev/null || true
-		log "guest $topology: $scenarios $extra: done"
+		log "guest $topology, run $run: $scenarios $extra: done"
+	}
+	# The boots of one topology: the first with EXTRA, the others without.
+	#   guest_runs TOPOLOGY "SCENARIOS" [EXTRA]
+	guest_runs() {
+		guest_part "$1" 1 "$2" "${3:-}"
+		k=2
+		while [ "$k" -le "$runs" ]; do
+			guest_part "$1" "$k" "$2"
+			k=$((k + 1))
+		done
 	}
 	# numad waits for several samples before its first move, longer than
 	# the runs above: the misplaced task once more over a minute.
@@ -106,9 +133,9 @@ if ! $report_only; then
 			"$bench/vm-bench.sh" --build-dir "$build" --topology bench-2node --timeout 1800 \
 			bench-placement >"$results/vm-bench-2node-60s.log" 2>&1 ||
 			log "guest bench-2node, 60 s: a scenario failed"
-		mkdir -p "$results/placement-2node-60s"
+		mkdir -p "$results/placement-2node-60s/run-1"
 		cp "$build"/vm-out/bench-2node-bench-placement/bench-placement/*.txt \
-			"$results/placement-2node-60s/" 2>/dev/null || true
+			"$results/placement-2node-60s/run-1/" 2>/dev/null || true
 		log "guest bench-2node, 60 s: done"
 	}
 	# Short-lived processes beside a long task, every system interleaved.
@@ -135,26 +162,26 @@ if ! $report_only; then
 	if $parallel; then
 		host_part &
 		jobs_started=$!
-		guest_part bench-2node "$first" bench-throughput &
+		guest_part bench-2node 1 "$first" bench-throughput &
 		jobs_started="$jobs_started $!"
-		wait_booted bench-2node-bench-placement+bench-throughput
-		guest_part bench-4node "$first" bench-spawn &
+		wait_booted bench-2node-bench-placement+bench-throughput-1
+		guest_part bench-4node 1 "$first" bench-spawn &
 		jobs_started="$jobs_started $!"
-		wait_booted bench-4node-bench-placement+bench-spawn
-		{ guest_part bench-2node "$second" && long_part && shortlived_part; } &
+		wait_booted bench-4node-bench-placement+bench-spawn-1
+		{ guest_part bench-2node 1 "$second" && long_part && shortlived_part; } &
 		jobs_started="$jobs_started $!"
-		wait_booted bench-2node-bench-placement
-		guest_part bench-4node "$second" &
+		wait_booted bench-2node-bench-placement-1
+		guest_part bench-4node 1 "$second" &
 		# shellcheck disable=SC2086
 		wait $jobs_started $!
 		echo "run: host and four guests at the same time (--parallel)" >>"$results/machine.txt"
 	else
 		host_part
-		guest_part bench-2node "$first $second" bench-throughput
-		guest_part bench-4node "$first $second" bench-spawn
+		guest_runs bench-2node "$first $second" bench-throughput
+		guest_runs bench-4node "$first $second" bench-spawn
 		long_part
 		shortlived_part
-		echo "run: host, then each guest (sequential)" >>"$results/machine.txt"
+		echo "run: host, then each guest (sequential); placement: $runs boots per topology" >>"$results/machine.txt"
 	fi
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"
 	kernel=$(ls "$build"/vm-kernel/*/boot/vmlinuz-* | head -n 1)
@@ -169,8 +196,11 @@ fi
 mkdir -p "$src/docs/benchmarks"
 rm -f "$src"/docs/benchmarks/*.png
 python3 "$bench/report.py" "$results" "$src/docs/benchmarks.md" "$src/docs/benchmarks"
-# Keep the raw results beside the document.
-rm -rf "$src/docs/benchmarks/raw"
-mkdir -p "$src/docs/benchmarks/raw"
-cp -r "$results"/machine.txt "$results"/*.txt "$results"/placement-* "$src/docs/benchmarks/raw/" 2>/dev/null || true
+# Keep the raw results beside the document, in place of the last ones; the
+# other series there (the sections of docs/benchmarks-*.md) stay.
+raw=$src/docs/benchmarks/raw
+mkdir -p "$raw"
+rm -rf "$raw"/placement-* "$raw"/machine.txt "$raw"/host-overhead.txt "$raw"/throughput.txt \
+	"$raw"/spawn.txt "$raw"/shortlived.txt
+cp -r "$results"/*.txt "$results"/placement-* "$raw/" 2>/dev/null || true
 log "wrote docs/benchmarks.md"
