@@ -23,7 +23,9 @@ def main():
         sys.exit(__doc__)
     rows, seen = [], set()
     for topo_dir in sorted(glob.glob(os.path.join(sys.argv[1], "*"))):
-        if not os.path.isdir(topo_dir):
+        # Another directory beside the topologies (a profile, a trial of
+        # one setting) is not one.
+        if not glob.glob(os.path.join(topo_dir, "run-*")):
             continue
         table = report.collect_runs(report.run_dirs(topo_dir))
         rows.extend(report.placement_rows(os.path.basename(topo_dir), table))

@@ -309,7 +309,7 @@ def plot(topology, scenario, runs, plot_dir, data_dir):
     lines = []
     for point, system in enumerate(SYSTEMS, start=1):
         for k, summary in enumerate(runs.get(system, [])):
-            data = os.path.join(data_dir, f"{topology}-{scenario}-{system}-{k + 1}.dat")
+            data = os.path.join(data_dir, f"{topology}-{scenario}-{system}-{summary['boot']}.dat")
             # A shifted task is drawn from its move: the move comes at a
             # different time in each run (sampling is slow in the guest).
             offset = summary.get("shift") or 0
@@ -357,11 +357,13 @@ def run_dirs(topo_dir):
 
 
 def collect_runs(dirs):
-    """(scenario, system) -> [summary, ...], one per boot in @dirs. Each
-    run's affinity is judged against the same boot's run with no balancing
-    (what the user set), or without one against the start's."""
+    """(scenario, system) -> [summary, ...], one per boot in @dirs, each with
+    "boot", the name of its run directory. Each run's affinity is judged
+    against the same boot's run with no balancing (what the user set, a
+    move the scenario makes included), or without one against the start's."""
     table = {}
     for d in dirs:
+        boot = os.path.basename(d) if os.path.basename(d).startswith("run-") else "run-1"
         parsed = [parse_run(p) for p in sorted(glob.glob(os.path.join(d, "*.txt")))]
         baseline = {r["scenario"]: end_affinity(r) for r in parsed
                     if r.get("system") == "none" and "scenario" in r}
@@ -374,20 +376,27 @@ def collect_runs(dirs):
                 user = [run["affinity"][k].get("start") for k in keys]
             s = summarize(run, user)
             s["log"] = run["log"]
+            s["boot"] = boot
             table.setdefault((run["scenario"], run["system"]), []).append(s)
     return table
 
 
 def median_worst(values, worst):
-    """(median, worst) of the figures that are not None; (None, None) for none."""
+    """(median, worst, count) of the figures that are not None, (None, None,
+    0) for none. The median of an even count is the lower middle one: a
+    figure some run had ("never" beside a time gives the time)."""
     vals = [v for v in values if v is not None]
     if not vals:
-        return None, None
-    return statistics.median(vals), worst(vals)
+        return None, None, 0
+    return statistics.median_low(vals), worst(vals), len(vals)
 
 
-def mw(pair, pattern):
-    return f"{fmt(pair[0], pattern)} / {fmt(pair[1], pattern)}"
+def mw(figures, pattern, runs):
+    """"median / worst", and how many of the @runs had the figure when some
+    did not (a placer that died before its CPU time was read, a run with no
+    sample)."""
+    text = f"{fmt(figures[0], pattern)} / {fmt(figures[1], pattern)}"
+    return text if figures[2] in (0, runs) else f"{text} ({figures[2]} of {runs})"
 
 
 PLACEMENT_HEADER = (
@@ -403,24 +412,29 @@ def placement_row(topology, scenario, system, runs):
     median and the worst of each figure (the lowest locality, the slowest
     time, "never" slower than any, the most MiB, reversals, returns, CPU
     and affinity changes, the longest stall)."""
-    never = [math.inf if r is None else r for r in (s["t90"] for s in runs)]
-    never95 = [math.inf if r is None else r for r in (s["t95"] for s in runs)]
+    n = len(runs)
+
+    def figure(key, pattern, worst=max, scale=1):
+        return mw(median_worst([None if s[key] is None else s[key] * scale for s in runs],
+                               worst), pattern, n)
+
+    def time(key):
+        # A run that never got there, or has no sample, is slower than any.
+        return mw(median_worst([math.inf if s[key] is None else s[key] for s in runs], max),
+                  "{:.1f}", n)
+
     if system == "none":
         cpu = "-"
     elif system == "kernel":
         cpu = "in task"
     else:
-        cpu = mw(median_worst([s["cpu_s"] for s in runs], max), "{:.2f}")
+        cpu = figure("cpu_s", "{:.2f}")
     changed = sum(s["affinity"] != "kept" for s in runs)
-    return (f"| {topology} | {scenario} | {SYSTEM_LABELS.get(system, system)} | {len(runs)} | "
-            f"{mw(median_worst([s['final'] and s['final'] * 100 for s in runs], min), '{:.0f}%')} | "
-            f"{mw(median_worst(never, max), '{:.1f}')} | "
-            f"{mw(median_worst(never95, max), '{:.1f}')} | "
-            f"{mw(median_worst([s['mib'] for s in runs], max), '{:.0f}')} | "
-            f"{mw(median_worst([s['bnf'] for s in runs], max), '{:g}')} | "
-            f"{mw(median_worst([s['returns'] for s in runs], max), '{:g}')} | {cpu} | "
-            f"{mw(median_worst([s['stall'] for s in runs], max), '{:.0f}')} | "
-            f"{mw(median_worst([s['aff_changes'] for s in runs], max), '{:g}')} | "
+    return (f"| {topology} | {scenario} | {SYSTEM_LABELS.get(system, system)} | {n} | "
+            f"{figure('final', '{:.0f}%', min, 100)} | {time('t90')} | {time('t95')} | "
+            f"{figure('mib', '{:.0f}')} | {figure('bnf', '{:g}')} | "
+            f"{figure('returns', '{:g}')} | {cpu} | {figure('stall', '{:.0f}')} | "
+            f"{figure('aff_changes', '{:g}')} | "
             f"{'kept' if not changed else f'changed in {changed}'} |")
 
 
@@ -452,9 +466,9 @@ def placement_section(results, doc_dir, plot_dir):
             seen.add(scenario)
             png = plot(topology, scenario, runs, plot_dir, data_dir)
             plots.append(f"![{topology} {scenario}]({os.path.relpath(os.path.join(plot_dir, png), doc_dir)})")
-            for k, s in enumerate(runs.get("numaplaced", [])):
+            for s in runs.get("numaplaced", []):
                 log = [l for l in s["log"] if "summary" in l or "error" in l or "err:" in l]
-                notes.extend(f"    {topology}/{scenario} run {k + 1}: {l}" for l in log[:3])
+                notes.extend(f"    {topology}/{scenario} {s['boot']}: {l}" for l in log[:3])
     out = ["Goals:", ""]
     out.extend(goal_lines(seen))
     out.append("")

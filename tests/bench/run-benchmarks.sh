@@ -5,8 +5,11 @@
 # usage: tests/bench/run-benchmarks.sh [--build-dir DIR] [--results DIR] [--runs N]
 #                                      [--parallel] [--guests-only] [--report-only]
 #
-# Steps, about 40 minutes on a 2-core machine for one run of each placement
-# scenario (--runs 1), and about 20 more per topology for each further run:
+# Steps, about 40 minutes on a quiet 2-core machine with one run of each
+# placement scenario (--runs 1) before the split and churn scenarios came in
+# (they add at least 8 minutes to each guest), and about 20 more per
+# topology for each further run with every system (BENCH_SYSTEMS narrows
+# them):
 #   1. build the project (meson, ninja -j2) in DIR (default build-bench)
 #   2. host: kbuild and hackbench without numaplaced and with it at
 #      scan_delay_ms 0 and 1000 (host-overhead.sh)
@@ -21,10 +24,10 @@
 # BENCH_HOST_RUNS (10), BENCH_SECONDS (20) and the BENCH_* knobs of
 # vm-bench.sh change sizes; --report-only redoes step 5 from saved results.
 # --guests-only redoes steps 3 and 4 and keeps the host results.
-# --parallel runs steps 2, 3 and 4 at the same time: about 25 minutes
-# instead of 40 on a busy machine, at the price of the host timings sharing
-# the CPUs with the guests (the ABC interleaving keeps the comparison fair,
-# not quiet).
+# --parallel runs steps 2, 3 and 4 at the same time, one boot of each guest
+# part: about 25 minutes instead of 40 on a busy machine for one run each,
+# at the price of the host timings sharing the CPUs with the guests (the
+# ABC interleaving keeps the comparison fair, not quiet).
 set -eu
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,18 +49,30 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+case ${runs:-3} in
+'' | 0* | *[!0-9]*) echo "$0: --runs wants a number of runs, 1 or more, not '$runs'" >&2; exit 2 ;;
+esac
 # --parallel stages its guests side by side: one boot per part.
-if $parallel && [ -n "$runs" ] && [ "$runs" != 1 ]; then
+if $parallel && ! $report_only && [ "${runs:-1}" != 1 ]; then
 	echo "$0: --parallel runs each placement scenario once; drop --runs $runs or --parallel" >&2
 	exit 2
 fi
 $parallel && runs=1
 : "${runs:=3}"
-case $runs in
-*[!0-9]* | 0 | '') echo "$0: --runs wants a number of runs, 1 or more, not '$runs'" >&2; exit 2 ;;
-esac
 : "${results:=$build/bench-results}"
 bench=$src/tests/bench
+raw=$src/docs/benchmarks/raw
+# The report replaces the raw results of the last run with these: a
+# directory without them would leave none, and the raw directory itself
+# would be its own input.
+if $report_only && ! ls -d "$results"/placement-* >/dev/null 2>&1; then
+	echo "$0: --report-only: no placement results in $results" >&2
+	exit 2
+fi
+if [ -d "$results" ] && [ -d "$raw" ] && [ "$(cd "$results" && pwd -P)" = "$(cd "$raw" && pwd -P)" ]; then
+	echo "$0: --results is where the report puts its raw results ($raw): copy them elsewhere first" >&2
+	exit 2
+fi
 
 log() {
 	echo "bench: $(date -u +%H:%M:%S) $*"
@@ -105,6 +120,9 @@ if ! $report_only; then
 		extra=${4:-}
 		tag=$topology-bench-placement${extra:++$extra}
 		log "guest $topology, run $run: $scenarios $extra"
+		# No file of an earlier boot may pass for this one's, should it
+		# fail before it writes its own.
+		rm -rf "$build/vm-out/$tag"
 		BENCH_SCENARIOS=$scenarios "$bench/vm-bench.sh" --build-dir "$build" \
 			--topology "$topology" --timeout 3000 bench-placement $extra \
 			>"$results/vm-$tag-$run.log" 2>&1 ||
@@ -129,6 +147,7 @@ if ! $report_only; then
 	# the runs above: the misplaced task once more over a minute.
 	long_part() {
 		log "guest bench-2node: misplaced over 60 s"
+		rm -rf "$build/vm-out/bench-2node-bench-placement"
 		BENCH_SECONDS=60 BENCH_SCENARIOS=misplaced BENCH_SYSTEMS="numad numad-i5 numaplaced" \
 			"$bench/vm-bench.sh" --build-dir "$build" --topology bench-2node --timeout 1800 \
 			bench-placement >"$results/vm-bench-2node-60s.log" 2>&1 ||
@@ -141,6 +160,7 @@ if ! $report_only; then
 	# Short-lived processes beside a long task, every system interleaved.
 	shortlived_part() {
 		log "guest bench-2node: short-lived processes"
+		rm -rf "$build/vm-out/bench-2node-bench-shortlived"
 		"$bench/vm-bench.sh" --build-dir "$build" --topology bench-2node --timeout 3000 \
 			bench-shortlived >"$results/vm-bench-2node-shortlived.log" 2>&1 ||
 			log "guest bench-2node, short-lived processes: a run failed"
@@ -181,7 +201,7 @@ if ! $report_only; then
 		guest_runs bench-4node "$first $second" bench-spawn
 		long_part
 		shortlived_part
-		echo "run: host, then each guest (sequential); placement: $runs boots per topology" >>"$results/machine.txt"
+		echo "run: host, then each guest (sequential); placement: $runs boots per topology, one for 2node-60s" >>"$results/machine.txt"
 	fi
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/machine.txt"
 	kernel=$(ls "$build"/vm-kernel/*/boot/vmlinuz-* | head -n 1)
@@ -198,7 +218,6 @@ rm -f "$src"/docs/benchmarks/*.png
 python3 "$bench/report.py" "$results" "$src/docs/benchmarks.md" "$src/docs/benchmarks"
 # Keep the raw results beside the document, in place of the last ones; the
 # other series there (the sections of docs/benchmarks-*.md) stay.
-raw=$src/docs/benchmarks/raw
 mkdir -p "$raw"
 rm -rf "$raw"/placement-* "$raw"/machine.txt "$raw"/host-overhead.txt "$raw"/throughput.txt \
 	"$raw"/spawn.txt "$raw"/shortlived.txt

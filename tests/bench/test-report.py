@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks of report.py's placement table on made-up results: the median and
-the worst over several boots, a boot's own no-balancing run as the user's
-affinity, and the layout of one boot without run directories.
+the worst of each figure over several boots, a figure some runs lack, a
+boot's own no-balancing run as the user's affinity, and the layout of one
+boot without run directories (the user's affinity then the start's).
 
 usage: test-report.py
 """
@@ -20,15 +21,18 @@ def check(what, got, want):
         FAILED.append(f"{what}: got {got!r}, want {want!r}")
 
 
-def write_run(path, system, far_pages, stall, cpu_s=None, end_cpus="0-1", vmstat=(0, 0)):
+def write_run(path, system, far_pages, stall, cpu_s=None, start_cpus="0-1", end_cpus="0-1",
+              vmstat=(0, 0), affs=None):
     """A misplaced-like run of one one-thread task on CPU 0 (node 0):
-    far_pages[k] of its 1000 pages on node 1 at second k."""
+    far_pages[k] of its 1000 pages on node 1 at second k, its allowed CPUs
+    affs[k] then (start_cpus throughout by default)."""
     lines = [f"run bench-2node misplaced {system}", "node 0 0-1", "node 1 2-3",
              f"vmstat_before {vmstat[0]} 0", "event 10.00 start",
-             "affinity start 100 100 0-1"]
+             f"affinity start 100 100 {start_cpus}"]
     for k, far in enumerate(far_pages):
+        aff = affs[k] if affs else start_cpus
         lines.append(f"sample {10 + k + 0.5:.2f} 100 N0={1000 - far} N1={far} "
-                     f"cpus=0:{100 * (k + 1)} aff=0-1")
+                     f"cpus=0:{100 * (k + 1)} aff={aff}")
     lines.append(f"event {10 + len(far_pages):.2f} end")
     lines.append(f"vmstat_after {vmstat[1]} 0")
     lines.append(f"affinity end 100 100 {end_cpus}")
@@ -46,54 +50,77 @@ def cells(row):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         topo = os.path.join(tmp, "placement-2node")
-        # Three boots: numaplaced 90% local at its third sample, at its
-        # fifth (ending at 95%), and never (ending at 60%); in the third it
-        # also changed the user's CPUs.
-        plans = [([1000, 500, 0, 0, 0], 40, 0.50, "0-1", (0, 256)),
-                 ([1000, 900, 500, 200, 50], 90, 0.80, "0-1", (0, 512)),
-                 ([1000, 800, 600, 400, 400], 60, 0.70, "2-3", (0, 768))]
-        for k, (far, stall, cpu, end, vm) in enumerate(plans, start=1):
+        # Three boots. numaplaced is 90% and 95% local at its third sample,
+        # at its fifth (ending at 96%), and never: in the third boot its
+        # memory goes to node 0, back to node 1 and to node 0 again (two
+        # returns, two reversals), it ends at 60%, it changes its CPUs once
+        # and its CPU time is missing (the placer died). The user (the
+        # no-balancing run of each boot) moved the task to CPUs 2-3, as in
+        # shift: numaplaced keeps that in the first two boots, not in the
+        # third.
+        plans = [([1000, 500, 0, 0, 0], 40, 0.50, "2-3", (0, 256), None),
+                 ([1000, 900, 500, 200, 40], 90, 0.80, "2-3", (0, 512), None),
+                 ([1000, 300, 800, 400, 400], 60, None, "0-1", (0, 768),
+                  ["0-1", "0-1", "2-3", "2-3", "2-3"])]
+        for k, (far, stall, cpu, end, vm, affs) in enumerate(plans, start=1):
             d = os.path.join(topo, f"run-{k}")
             os.makedirs(d)
             write_run(os.path.join(d, "misplaced-numaplaced.txt"), "numaplaced", far, stall,
-                      cpu, end, vm)
-            write_run(os.path.join(d, "misplaced-none.txt"), "none", [1000] * 5, 30 + k)
+                      cpu, end_cpus=end, vmstat=vm, affs=affs)
+            write_run(os.path.join(d, "misplaced-none.txt"), "none", [1000] * 5, 30 + k,
+                      end_cpus="2-3")
+            write_run(os.path.join(d, "misplaced-kernel.txt"), "kernel", [1000, 0, 0, 0, 0],
+                      500 + k, end_cpus="2-3")
         check("run dirs", [os.path.basename(d) for d in report.run_dirs(topo)],
               ["run-1", "run-2", "run-3"])
         table = report.collect_runs(report.run_dirs(topo))
         rows = report.placement_rows("2node", table)
-        check("rows", len(rows), 2)
-        none, placed = cells(rows[0]), cells(rows[1])
+        check("rows", len(rows), 3)
+        none, kernel, placed = (cells(r) for r in rows)
         check("none system", none[2], "no balancing")
         check("none runs", none[3], "3")
         check("none locality", none[4], "0% / 0%")
         check("none time", none[5], "never / never")
         check("none cpu", none[10], "-")
         check("none stall", none[11], "32 / 33")
+        check("none affinity", none[13], "kept")
+        check("kernel cpu", kernel[10], "in task")
+        check("kernel time", kernel[5], "1.5 / 1.5")
         check("numaplaced runs", placed[3], "3")
-        check("numaplaced locality", placed[4], "95% / 60%")
+        check("numaplaced locality", placed[4], "96% / 60%")
         # Times count from the start to the sample, 0.5 s after each second:
         # the median of 2.5, 4.5 and never.
         check("numaplaced s to 90%", placed[5], "4.5 / never")
+        check("numaplaced s to 95%", placed[6], "4.5 / never")
         check("numaplaced MiB", placed[7], "2 / 3")
-        check("numaplaced cpu", placed[10], "0.70 / 0.80")
+        check("numaplaced back-and-forth", placed[8], "0 / 2")
+        check("numaplaced returns", placed[9], "0 / 2")
+        # Two runs of three have a CPU time: the lower middle one of two.
+        check("numaplaced cpu", placed[10], "0.50 / 0.80 (2 of 3)")
         check("numaplaced stall", placed[11], "60 / 90")
+        check("numaplaced affinity changes", placed[12], "0 / 1")
+        # Against each boot's no-balancing run, not the start's CPUs.
         check("numaplaced affinity", placed[13], "changed in 1")
         check("header columns", len(cells(report.PLACEMENT_HEADER.splitlines()[0])),
               len(placed))
+        check("boots", [s["boot"] for s in table[("misplaced", "numaplaced")]],
+              ["run-1", "run-2", "run-3"])
 
-        # One boot, results straight in the topology's directory.
+        # One boot, results straight in the topology's directory, with no
+        # no-balancing run: the user's CPUs are those of the start.
         one = os.path.join(tmp, "placement-4node")
         os.makedirs(one)
         write_run(os.path.join(one, "misplaced-numaplaced.txt"), "numaplaced",
-                  [1000, 0, 0], 50, 0.25)
+                  [1000, 0, 0], 50, 0.25, end_cpus="2-3")
         check("one boot dirs", report.run_dirs(one), [one])
-        row = cells(report.placement_rows("4node", report.collect_runs(report.run_dirs(one)))[0])
+        table = report.collect_runs(report.run_dirs(one))
+        row = cells(report.placement_rows("4node", table)[0])
         check("one boot runs", row[3], "1")
         check("one boot time", row[5], "1.5 / 1.5")
         check("one boot cpu", row[10], "0.25 / 0.25")
-        # No no-balancing run: the user's CPUs are those of the start.
-        check("one boot affinity", row[13], "kept")
+        check("one boot affinity", row[13], "changed in 1")
+        check("one boot name", table[("misplaced", "numaplaced")][0]["boot"], "run-1")
+
         # A tenth boot sorts after the ninth, not after the first.
         many = os.path.join(tmp, "placement-many")
         for k in (10, 9, 1):
