@@ -251,10 +251,16 @@ def affinity_changes(run):
     return total if seen else None
 
 
+def affinity_at(run, when):
+    """Each thread's allowed CPUs at the "start" or the "end", in task and
+    thread order."""
+    keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
+    return [run["affinity"][k].get(when) for k in keys]
+
+
 def end_affinity(run):
     """Each thread's allowed CPUs at the end, in task and thread order."""
-    keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
-    return [run["affinity"][k].get("end") for k in keys]
+    return affinity_at(run, "end")
 
 
 def time_to(points, ref, level):
@@ -372,8 +378,7 @@ def collect_runs(dirs):
                 continue
             user = baseline.get(run["scenario"])
             if user is None:
-                keys = sorted(run["affinity"], key=lambda k: (int(k[0]), int(k[1])))
-                user = [run["affinity"][k].get("start") for k in keys]
+                user = affinity_at(run, "start")
             s = summarize(run, user)
             s["log"] = run["log"]
             s["boot"] = boot
