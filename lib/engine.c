@@ -352,6 +352,8 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 		err = np_filter_new(&engine->cfg, &engine->filter);
 	if (err)
 		goto fail;
+	if (np_ctx_is_live(engine->ctx))
+		np_filter_set_self(engine->filter, getpid());
 	np_sched_set_filter(engine->sched, engine->filter, read_details, engine);
 	np_sched_set_busy(engine->sched, moving_task, engine);
 	err = np_task_source_new(engine->ctx, &engine->src);
@@ -431,6 +433,8 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	err = np_config_copy(&copy, cfg);
 	if (!err)
 		err = np_filter_new(&copy, &filter);
+	if (!err && np_ctx_is_live(engine->ctx))
+		np_filter_set_self(filter, getpid());
 	/* The scheduler checks the settings it needs: the last step that can
 	 * refuse, so nothing is half applied. */
 	if (!err)

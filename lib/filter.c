@@ -10,6 +10,7 @@
 struct np_filter {
 	int *pids; /* sorted */
 	size_t nr_pids;
+	int self_pid; /* the daemon's own pid; 0: none */
 	struct np_strv include_comm, exclude_comm;
 	struct np_strv include_cgroup, exclude_cgroup;
 };
@@ -69,6 +70,11 @@ nomem:
 	return -ENOMEM;
 }
 
+void np_filter_set_self(struct np_filter *filter, int pid)
+{
+	filter->self_pid = pid;
+}
+
 bool np_filter_needs_cgroup(const struct np_filter *filter)
 {
 	return filter->include_cgroup.n || filter->exclude_cgroup.n;
@@ -117,6 +123,10 @@ bool np_filter_excludes(const struct np_filter *filter, const struct np_task *ta
 {
 	const char *rule;
 
+	if (filter->self_pid && task->pid == filter->self_pid) {
+		SAY("pid %d is this daemon", task->pid);
+		return true;
+	}
 	if (filter->nr_pids &&
 	    bsearch(&task->pid, filter->pids, filter->nr_pids, sizeof(int), cmp_int)) {
 		SAY("pid %d is in exclude_pid", task->pid);

@@ -26,6 +26,12 @@ int np_filter_new(const struct np_config *cfg, struct np_filter **out);
 /* Free; NULL is accepted. */
 void np_filter_free(struct np_filter *filter);
 
+/* Exclude @pid too, whatever the config says: the daemon's own pid, so
+ * that it never moves its own pages or narrows its own threads (0: none,
+ * as under a fixture root or in a replay). Kept until the filter is
+ * freed: a filter made for a new config needs it again. */
+void np_filter_set_self(struct np_filter *filter, int pid);
+
 /* True when the filter has cgroup rules, so a task's cgroup must be known
  * (np_task_read_details) before the filter can pass it. */
 bool np_filter_needs_cgroup(const struct np_filter *filter);

@@ -370,6 +370,24 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
 	return d;
 }
 
+/*
+ * Whether a home may narrow the task's threads now. Every process it starts
+ * later inherits the narrowed mask (fork(2) copies it), so narrowing a task
+ * that hardly runs gains nothing for it and confines what it launches: an
+ * idle shell or supervisor homed to a node of one CPU runs its whole
+ * pipeline there. Such a task is placed as a pinned one is (its memory
+ * follows its threads, which go where the kernel runs them) until it uses
+ * NP_HOME_MIN_CPU_PERCENT of a CPU between two looks; a home it has
+ * already holds (once a minute at most, like any home). pid 1 is never
+ * narrowed: it starts every service of the machine.
+ */
+static bool may_narrow(const struct np_policy_task *t, const struct np_policy_history *h)
+{
+	if (t->task->pid == 1)
+		return false;
+	return h->narrowed || t->cpu_percent >= NP_HOME_MIN_CPU_PERCENT;
+}
+
 /* Build the per-index view of one task: s->bytes and s->total are what the
  * daemon may move (possibly none), s->all_* all of it. Returns false when it
  * has no bytes at all. */
@@ -464,7 +482,7 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 		np_bitmap_and(&online, &online, &task->cpuset_cpus);
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
 		       !(task->flags & NP_PF_NO_SETAFFINITY) && !task->thread_masks_differ &&
-		       np_bitmap_subset(&online, &s->allowed_cpus);
+		       np_bitmap_subset(&online, &s->allowed_cpus) && may_narrow(t, h);
 	s->demand = task_demand(v, t, h, &s->allowed_cpus, most_node_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU

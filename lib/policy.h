@@ -95,6 +95,11 @@ struct np_policy_history {
  * CPUs: a task has time to settle, and no back-and-forth is possible. */
 #define NP_POLICY_HOME_HOLD_MS UINT64_C(60000)
 
+/* A home narrows a task's threads only once it uses this much of one CPU
+ * between two looks: what it starts inherits the mask, and a task that
+ * hardly runs gains nothing from it (a shell, a supervisor, init). */
+#define NP_HOME_MIN_CPU_PERCENT 1.0
+
 /*
  * What the planner keeps of a task between its looks, so that the tasks
  * decided at one tick are planned around the ones decided earlier. Arrays

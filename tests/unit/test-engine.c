@@ -839,15 +839,18 @@ static void test_status(void)
 	struct np_engine_params params = {.dry_run = true};
 	struct np_snapshot *snap = NULL;
 	const struct np_snap_task *hog, *local;
+	char root[] = "/tmp/np-engine-status-XXXXXX", cmd[4200];
 	struct np_engine *engine;
 	struct np_config cfg;
 	struct np_ctx *ctx;
 	uint64_t age;
 	char *text;
 
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
-	CHECK_INT(np_ctx_new(fixture("engine-2node"), &ctx), 0);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
 	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
 	params.ctx = ctx;
 	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
@@ -891,7 +894,11 @@ static void test_status(void)
 	/* A second look: counted. A dry run narrows the hog again (its mask
 	 * never changed), and the last action is this one; local's did
 	 * nothing at the first look, so this one is deferred, and the last
-	 * action stays the first. */
+	 * action stays the first. The hog ran 30 s of CPU meanwhile: one
+	 * idle since its last look would not be narrowed again. */
+	snprintf(cmd, sizeof(cmd), "sed -i 's/ 200000 0 0 0 20 / 203000 0 0 0 20 /' '%s/proc/100/stat'",
+		 root);
+	CHECK_INT(system(cmd), 0);
 	np_clock_advance(params.clock, cfg.scan_period_max_ms);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	np_clock_advance(params.clock, 250);
@@ -925,6 +932,7 @@ out:
 	np_clock_free(params.clock);
 	np_config_free(&cfg);
 	np_ctx_free(ctx);
+	tree_remove(root);
 }
 
 /* One odd file leaves its task out of the cycle, counted as a failed

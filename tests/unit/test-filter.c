@@ -143,9 +143,32 @@ static void test_many_pids(void)
 	np_filter_free(f);
 }
 
+/* The daemon's own pid is excluded, whatever the config includes. */
+static void test_self(void)
+{
+	static char *const include[] = {"numaplaced", NULL};
+	struct np_config cfg;
+	struct np_filter *f;
+	struct np_task task = {.pid = 4321};
+	char why[128];
+
+	np_config_init(&cfg);
+	cfg.include_comm = strv(include);
+	strcpy(task.comm, "numaplaced");
+	CHECK_INT(np_filter_new(&cfg, &f), 0);
+	CHECK(!np_filter_excludes(f, &task, NULL, 0));
+	np_filter_set_self(f, 4321);
+	CHECK(np_filter_excludes(f, &task, why, sizeof(why)));
+	CHECK_STR(why, "pid 4321 is this daemon");
+	task.pid = 4322;
+	CHECK(!np_filter_excludes(f, &task, NULL, 0));
+	np_filter_free(f);
+}
+
 int main(void)
 {
 	test_cases();
 	test_many_pids();
+	test_self();
 	return check_done();
 }

@@ -1049,6 +1049,59 @@ static void test_own_narrowing_is_not_pinning(void)
 	free(b);
 }
 
+/* A home narrows only a task that runs: what it starts inherits the mask.
+ * One under NP_HOME_MIN_CPU_PERCENT is placed as a pinned one is; once
+ * busy it is homed, and a home it has holds while it idles; pid 1 is
+ * never narrowed. */
+static void test_idle_tasks_are_not_narrowed(void)
+{
+	static const struct policy_case base = {
+	    .name = "idle",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {192, 320},
+	    .threads = "0-3",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	struct np_action a;
+
+	build(b, &base);
+	b->machine.now_ms = 1000;
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	b->input.cpu_percent = NP_HOME_MIN_CPU_PERCENT / 2;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
+	CHECK_STR(np_reason_name(a.reason), "hysteresis");
+	CHECK(strstr(a.reason_text, "move pages to node 0") != NULL);
+
+	b->input.cpu_percent = NP_HOME_MIN_CPU_PERCENT;
+	np_policy_history_init(&hist);
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.set_affinity && !a.widen && a.planned && hist.narrowed);
+	CHECK(cpus_are(&a.target_cpus, "4-7"));
+
+	/* Idle again, its mask as the daemon set it: the home holds. */
+	b->task.cpus_allowed = a.target_cpus;
+	b->input.cpu_percent = 0.01;
+	b->machine.now_ms = 5000;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.widen && a.planned && hist.narrowed);
+	CHECK(strstr(a.reason_text, "home node 1 (held") != NULL);
+	CHECK(a.narrowed && cpus_are(&a.narrowed_to, "4-7"));
+
+	/* init, however busy, is not. */
+	np_policy_history_init(&hist);
+	parse_cpus(&b->task.cpus_allowed, "0-63");
+	b->task.pid = 1;
+	b->input.cpu_percent = 100;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
+	unbuild(b);
+	free(b);
+}
+
 /* A home holds for NP_POLICY_HOME_HOLD_MS; a task that outgrows its home
  * (more busy threads than it has CPUs, all of them used) is spread and its
  * mask given back. */
@@ -1654,6 +1707,7 @@ int main(void)
 	test_no_ping_pong();
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();
+	test_idle_tasks_are_not_narrowed();
 	test_home_hold_and_outgrow();
 	test_groups();
 	test_bigger_than_home();
