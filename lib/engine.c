@@ -882,6 +882,80 @@ static int quiet_tick(struct np_engine *engine, struct tick *t)
 	return 0;
 }
 
+/* The nearest ancestor of list->tasks[@i] whose threads the daemon
+ * narrowed, and that was there when it was born; NULL: none. The walk goes
+ * up through processes started meanwhile (a shell's pipeline), a few
+ * generations at most. */
+static const struct np_task_state *narrowed_ancestor(const struct np_engine *engine,
+						     const struct np_task_list *list, unsigned i)
+{
+	const struct np_task *task = &list->tasks[i];
+	int pid = task->ppid;
+
+	for (unsigned depth = 0; depth < 8 && pid > 1 && pid != task->pid; depth++) {
+		unsigned k = np_state_table_first_of(&engine->states, pid);
+		const struct np_task_state *st = NULL;
+
+		for (; k < engine->states.nr && engine->states.v[k].pid == pid; k++)
+			if (engine->states.v[k].start_ticks <= task->start_ticks)
+				st = &engine->states.v[k];
+		if (!st)
+			return NULL;
+		if (st->hist && st->hist->narrowed)
+			return st;
+		pid = list->tasks[st - engine->states.v].ppid;
+	}
+	return NULL;
+}
+
+/*
+ * A process started by a task whose threads the daemon narrowed inherits
+ * that mask (fork(2) copies it). It is the daemon's doing, not its user's,
+ * and the home behind it was planned for the parent alone: at the tick
+ * that first lists it, the threads that still have the mask get the one
+ * the parent had before. Its own looks place it from there, as any task
+ * nobody pinned. Left alone: a child whose mask is another (someone set
+ * it, or it was born before the parent was narrowed).
+ */
+static void give_back_inherited(struct np_engine *engine, const struct np_task_list *list)
+{
+	unsigned done = 0;
+
+	/* As the last tick that read tasks left it: a pass only while
+	 * some task is narrowed. */
+	if (!engine->last_narrowed)
+		return;
+	for (unsigned i = 0; i < list->nr; i++) {
+		const struct np_task *task = &list->tasks[i];
+		const struct np_task_state *from;
+		struct np_affinity_result res;
+		int err;
+
+		if (task->kthread || !np_state_table_is_new(&engine->states, i) ||
+		    !(from = narrowed_ancestor(engine, list, i)))
+			continue;
+		err = np_actuator_set_affinity(engine->act, &engine->states.v[i].act, task,
+					       &from->hist->narrowed_cpus, &from->hist->cpus_before,
+					       &res);
+		if (!err && res.counts[NP_THREAD_NARROWED]) {
+			char cpus[256];
+
+			np_bitmap_format_list(&from->hist->cpus_before, cpus, sizeof(cpus));
+			np_log(engine->ctx, LOG_INFO,
+			       "pid %d (%s): started by pid %d with the CPUs its home gave it: "
+			       "back to CPUs %s",
+			       task->pid, task->comm, from->pid, cpus);
+			done++;
+		} else if (err && err != -ESRCH) {
+			np_log(engine->ctx, LOG_WARNING,
+			       "pid %d (%s): giving back the CPU mask it inherited from pid %d: %s",
+			       task->pid, task->comm, from->pid, strerror(-err));
+		}
+		np_affinity_result_clear(&res);
+	}
+	np_stats_add_given_back(engine->stats, done);
+}
+
 static int observe(struct np_engine *engine, struct tick *t)
 {
 	uint64_t skips[NP_REASON_COUNT] = {0};
@@ -934,6 +1008,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 	}
 	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, t->list, engine->sched, t->now_ms);
+	if (!err && !t->opts->look_once)
+		give_back_inherited(engine, t->list);
 	if (!err) {
 		engine->planned = t->list;
 		err = np_sched_plan(engine->sched, t->list, engine->states.sched,

@@ -96,9 +96,13 @@ struct np_policy_history {
 #define NP_POLICY_HOME_HOLD_MS UINT64_C(60000)
 
 /* A home narrows a task's threads only once it uses this much of one CPU
- * between two looks: what it starts inherits the mask, and a task that
- * hardly runs gains nothing from it (a shell, a supervisor, init). */
-#define NP_HOME_MIN_CPU_PERCENT 1.0
+ * between two looks (since its start at the first, which counts its exec
+ * and loading: 10-20 ms for a busybox sleep in the emulated test guest, 2%
+ * of its first half second): what it starts inherits the mask, and a task
+ * that hardly runs gains nothing from it (a shell, a supervisor, init).
+ * The default of min_cpu_percent: with the defaults, any task looked at
+ * may be homed. */
+#define NP_HOME_MIN_CPU_PERCENT 5.0
 
 /*
  * What the planner keeps of a task between its looks, so that the tasks

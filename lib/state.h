@@ -81,6 +81,10 @@ struct np_state_table {
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
 			const struct np_sched *sched, uint64_t now_ms);
 
+/* Whether v[@i] started fresh at the last sync: its task was not listed
+ * before. */
+bool np_state_table_is_new(const struct np_state_table *t, unsigned i);
+
 /* Release every state and the arrays; the table reads as empty after. */
 void np_state_table_clear(struct np_state_table *t);
 

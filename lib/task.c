@@ -806,8 +806,9 @@ struct heard_task {
 static enum pids_item pids_items[] = {
     PIDS_ID_PID,     PIDS_CMD,	PIDS_STATE,	PIDS_FLAGS, PIDS_TICS_ALL,
     PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,   PIDS_ID_TGID,
+    PIDS_ID_PPID,
 };
-enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS, I_TGID };
+enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS, I_TGID, I_PPID };
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 {
@@ -876,6 +877,7 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 	memset(task, 0, offsetof(struct np_task, cpus_allowed));
 	task->pid = st->pid;
 	task->start_ticks = st->start_ticks;
+	task->ppid = st->ppid;
 	memcpy(task->comm, st->comm, sizeof(task->comm));
 	task->state = st->state;
 	task->flags = st->flags;
@@ -1110,6 +1112,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 		    .start_ticks = PIDS_VAL(I_BEGAN, ull_int, s, src->pids),
 		    .rss_pages = PIDS_VAL(I_RSS, ul_int, s, src->pids),
 		    .processor = PIDS_VAL(I_PROCESSOR, s_int, s, src->pids),
+		    .ppid = PIDS_VAL(I_PPID, s_int, s, src->pids),
 		};
 		struct src_entry *e = entry_of(v, nr, st.pid);
 

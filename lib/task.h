@@ -62,6 +62,7 @@ struct np_thread {
 struct np_task {
 	int pid;
 	uint64_t start_ticks;
+	int ppid; /* its parent's pid (0: none, or not known, as in a replay) */
 	char comm[NP_COMM_MAX];
 	char state;
 	unsigned long flags;

@@ -234,6 +234,7 @@ static void test_live_source(void)
 	 * group); kept: this process (nothing changed). */
 	t = find(&list, child);
 	CHECK(t && !t->stat_kept && t->stat_identified);
+	CHECK(t && t->ppid == getpid());
 	CHECK(find(&list, getpid()) && find(&list, getpid())->stat_kept);
 	CHECK(!list.listed_proc);
 	/* Read again as the same process, with our parser: the same
@@ -247,7 +248,7 @@ static void test_live_source(void)
 		t = find(&list, child);
 		CHECK(t && !t->stat_kept && !t->stat_identified);
 		CHECK(t && strcmp(t->comm, first.comm) == 0);
-		CHECK(t && t->start_ticks == first.start_ticks);
+		CHECK(t && t->start_ticks == first.start_ticks && t->ppid == getpid());
 		CHECK(t && t->nr_threads == first.nr_threads);
 		CHECK(t && (t->state == 'S' || t->state == 'R') && t->flags == first.flags);
 		CHECK(t && t->rss_bytes >= first.rss_bytes && t->cpu_ticks >= first.cpu_ticks);

@@ -1,0 +1,83 @@
+# What a narrowed task starts is not narrowed. fork(2) copies affinity: a
+# process started by a task the daemon homed begins with the home's CPUs,
+# a mask that is the daemon's doing, not its user's. A busy shell nobody
+# pinned is homed; it then starts a shell that starts a sleep. At the tick
+# that first lists them, both get the mask the busy shell had before (every
+# CPU), and the log says so; the busy shell, idle now, keeps its home. An
+# idle process (below 5% of a CPU), pid 1 and the daemon itself are never
+# narrowed, even with min_rss_mb = 0 and min_cpu_percent = 0 (every task
+# looked at). SIGTERM gives the busy shell its mask back.
+. /np/scenarios/daemon-lib.sh
+
+np_numa_balancing 0
+all=$(cat /sys/devices/system/cpu/online)
+rm -f /tmp/go
+
+# The pids of PID's children, from each process's stat (field 4).
+children_of() {
+	for stat in /proc/[0-9]*/stat; do
+		awk -v ppid="$1" '{ sub(/.*\) /, ""); if ($2 == ppid) print substr(FILENAME, 7) + 0 }' \
+			"$stat" 2>/dev/null
+	done
+}
+
+mask_of() {
+	awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$1/status"
+}
+
+# Spins until /tmp/go appears, then starts sh -> sleep and waits: idle.
+sh -c 'while [ ! -e /tmp/go ]; do :; done; sh -c "sleep 1000 & wait" & wait' &
+busy=$!
+sleep 1000 &
+idle=$!
+np_daemon_start <<CONF
+min_rss_mb = 0
+min_cpu_percent = 0
+tick_ms = 100
+scan_delay_ms = 500
+scan_period_min_ms = 500
+log_level = info
+CONF
+start=$(np_ms)
+until [ "$(np_home_of "$busy")" -ge 0 ]; do
+	[ $(($(np_ms) - start)) -lt 30000 ] ||
+		np_fail "busy shell $busy not homed in 30 s: mask $(mask_of "$busy")"
+	sleep 0.1
+done
+home=$(np_home_of "$busy")
+narrowed=$(mask_of "$busy")
+touch /tmp/go
+child=
+grandchild=
+until [ -n "$grandchild" ]; do
+	[ $(($(np_ms) - start)) -lt 60000 ] || np_fail "no child and grandchild of $busy"
+	child=$(children_of "$busy" | head -n 1)
+	[ -z "$child" ] || grandchild=$(children_of "$child" | head -n 1)
+	sleep 0.1
+done
+t0=$(np_ms)
+until [ "$(mask_of "$child")" = "$all" ] && [ "$(mask_of "$grandchild")" = "$all" ]; do
+	[ $(($(np_ms) - t0)) -lt 10000 ] ||
+		np_fail "after 10 s: child $child $(mask_of "$child"), grandchild $grandchild" \
+			"$(mask_of "$grandchild"), want $all"
+	sleep 0.1
+done
+widened_ms=$(($(np_ms) - t0))
+for pid in "$child" "$grandchild"; do
+	grep -q "pid $pid ([a-z]*): started by pid $busy with the CPUs its home gave it: back to CPUs $all" \
+		"$NP_DAEMON_LOG" || np_fail "no give-back of pid $pid logged"
+done
+# Idle now, the busy shell keeps its home for a few looks more.
+sleep 3
+[ "$(mask_of "$busy")" = "$narrowed" ] ||
+	np_fail "busy shell's home not kept while idle: $narrowed -> $(mask_of "$busy")"
+for pid in 1 "$idle" "$NP_DAEMON_PID"; do
+	[ "$(mask_of "$pid")" = "$all" ] || np_fail "pid $pid narrowed: $(mask_of "$pid")"
+done
+grep -q "pid $NP_DAEMON_PID (numaplaced): move" "$NP_DAEMON_LOG" &&
+	np_fail "the daemon acted on itself"
+np_daemon_stop
+[ "$(mask_of "$busy")" = "$all" ] || np_fail "busy shell not given back: $(mask_of "$busy")"
+kill "$busy" "$child" "$grandchild" "$idle" 2>/dev/null
+echo "daemon-inherit: busy shell homed on node $home ($narrowed); child and grandchild" \
+	"back to CPUs $all within $widened_ms ms of being seen; pid 1, an idle sleep and the daemon untouched"
