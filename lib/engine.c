@@ -611,26 +611,48 @@ static int read_kernel_balancing(struct np_ctx *ctx)
 	return v;
 }
 
-/* CPU used since the last look (since start at the first), in percent of one
- * CPU. */
-static double cpu_percent(const struct np_task_state *st, const struct np_task *task,
-			  unsigned ticks_per_s, uint64_t now_ms)
+/* A count of clock ticks, @now against @last (the last look's; since start
+ * at the first), in percent of one CPU. */
+static double ticks_percent(const struct np_task_state *st, const struct np_task *task,
+			    uint64_t now, uint64_t last, unsigned ticks_per_s, uint64_t now_ms)
 {
 	uint64_t ticks, ms;
 
 	if (st->looked) {
 		/* A count that went back (it cannot, but /proc is read twice)
 		 * counts from zero. */
-		ticks = task->cpu_ticks >= st->last_cpu_ticks ? task->cpu_ticks - st->last_cpu_ticks
-							      : task->cpu_ticks;
+		ticks = now >= last ? now - last : now;
 		ms = now_ms - st->last_look_ms;
 	} else {
-		ticks = task->cpu_ticks;
+		ticks = now;
 		ms = task->age_ms;
 	}
 	if (!ms || !ticks_per_s)
 		return 0;
 	return (double)ticks * 1000.0 * 100.0 / (double)ticks_per_s / (double)ms;
+}
+
+/* CPU used since the last look (since start at the first), in percent of one
+ * CPU. */
+static double cpu_percent(const struct np_task_state *st, const struct np_task *task,
+			  unsigned ticks_per_s, uint64_t now_ms)
+{
+	return ticks_percent(st, task, task->cpu_ticks, st->last_cpu_ticks, ticks_per_s, now_ms);
+}
+
+/* The same for what the children it waited for used meanwhile. */
+static double child_cpu_percent(const struct np_task_state *st, const struct np_task *task,
+				unsigned ticks_per_s, uint64_t now_ms)
+{
+	return ticks_percent(st, task, task->child_cpu_ticks, st->last_child_cpu_ticks,
+			     ticks_per_s, now_ms);
+}
+
+/* Where the next look's CPU windows start. */
+static void note_cpu_read(struct np_task_state *st, const struct np_task *task)
+{
+	st->last_cpu_ticks = task->cpu_ticks;
+	st->last_child_cpu_ticks = task->child_cpu_ticks;
 }
 
 struct tick {
@@ -693,7 +715,7 @@ static struct np_plan_memo *known_memos(const struct np_engine *engine, const st
 }
 
 static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu,
-					 const struct np_policy_history *hist)
+					 double child_cpu, const struct np_policy_history *hist)
 {
 	return (struct np_policy_task){
 	    .task = &e->task,
@@ -703,6 +725,7 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	    .policy_bytes = e->mem.policy_bytes,
 	    .shared_file_bytes = e->mem.shared_file_bytes,
 	    .cpu_percent = cpu,
+	    .child_cpu_percent = child_cpu,
 	    .hist = hist,
 	    .share_keys = e->share_keys,
 	    .nr_share_keys = e->nr_share_keys,
@@ -1047,7 +1070,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 
 		if (st->repinned && !t->list->tasks[i].stat_kept) {
 			if (why != NP_REASON_SCAN_FIRST && why != NP_REASON_SCAN_DUE) {
-				st->last_cpu_ticks = t->list->tasks[i].cpu_ticks;
+				note_cpu_read(st, &t->list->tasks[i]);
 				st->last_look_ms = t->now_ms;
 			}
 			st->repinned = false;
@@ -1196,7 +1219,7 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 static void skip_entry(const struct np_engine *engine, const struct tick *t, struct np_snap_task *e)
 {
 	struct np_policy_machine m = machine_of(engine, t);
-	struct np_policy_task pt = policy_task(e, 0, NULL);
+	struct np_policy_task pt = policy_task(e, 0, 0, NULL);
 	struct np_action *a = &e->action;
 
 	np_policy_locate(&m, &engine->cfg, &pt, &e->run_node, &e->home_node, &e->locality);
@@ -1358,7 +1381,7 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	last->live.cpu_percent = cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms);
 	st->sampled_in_a_row++;
 	st->last_look_ms = t->now_ms;
-	st->last_cpu_ticks = e->task.cpu_ticks;
+	note_cpu_read(st, &e->task);
 	st->repinned = false; /* a tick that failed after its poke left it */
 	return true;
 }
@@ -1860,7 +1883,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		struct np_task_state *st = t->picked_state[i];
 
 		tasks[i] = policy_task(
-		    e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms), st->hist);
+		    e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
+		    child_cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms), st->hist);
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
 				   snap->node_plan);
@@ -1937,7 +1961,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		/* After the tick's own affinity changes. */
 		if (!t->opts->look_once)
 			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid, NULL);
-		st->last_cpu_ticks = e->task.cpu_ticks;
+		note_cpu_read(st, &e->task);
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:

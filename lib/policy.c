@@ -108,6 +108,7 @@ struct sample {
 	int biggest_idx;	       /* node index holding the most bytes */
 	bool pinned;		       /* its allowed CPUs are all on one node */
 	bool placeable;		       /* the plan may give it a home: nobody pinned it */
+	bool launcher;		       /* its children used CPU: they would inherit a home */
 	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
 	struct np_bitmap usable_cpus;  /* of those, the ones its cgroup's cpuset has */
 	double demand;		       /* CPUs it keeps busy */
@@ -378,12 +379,19 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
  * pipeline there. Such a task is placed as a pinned one is (its memory
  * follows its threads, which go where the kernel runs them) until it uses
  * NP_HOME_MIN_CPU_PERCENT of a CPU between two looks; a home it has
- * already holds (once a minute at most, like any home). pid 1 is never
- * narrowed: it starts every service of the machine.
+ * already holds (once a minute at most, like any home). Neither is a task
+ * whose children used that much meanwhile (a launcher: a build, a shell
+ * loop, a server that forks a worker per request): children that run and
+ * end between two ticks would all run on its home's CPUs, a load no plan
+ * counted, and a home it has is given back. That holds for
+ * NP_POLICY_HOME_HOLD_MS after the last look that saw it launch: one that
+ * starts a process now and then is not homed and given back in turn. pid 1
+ * is never narrowed: it starts every service of the machine.
  */
-static bool may_narrow(const struct np_policy_task *t, const struct np_policy_history *h)
+static bool may_narrow(const struct np_policy_task *t, const struct np_policy_history *h,
+		       const struct sample *s)
 {
-	if (t->task->pid == 1)
+	if (t->task->pid == 1 || s->launcher)
 		return false;
 	return h->narrowed || t->cpu_percent >= NP_HOME_MIN_CPU_PERCENT;
 }
@@ -480,9 +488,14 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	 * were placed by their user; a home could move only the others. */
 	if (!np_bitmap_empty(&task->cpuset_cpus))
 		np_bitmap_and(&online, &online, &task->cpuset_cpus);
+	if (t->child_cpu_percent >= NP_HOME_MIN_CPU_PERCENT) {
+		h->launched = true;
+		h->launched_ms = v->m->now_ms;
+	}
+	s->launcher = h->launched && v->m->now_ms - h->launched_ms < NP_POLICY_HOME_HOLD_MS;
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
 		       !(task->flags & NP_PF_NO_SETAFFINITY) && !task->thread_masks_differ &&
-		       np_bitmap_subset(&online, &s->allowed_cpus) && may_narrow(t, h);
+		       np_bitmap_subset(&online, &s->allowed_cpus) && may_narrow(t, h, s);
 	s->demand = task_demand(v, t, h, &s->allowed_cpus, most_node_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU
@@ -1109,6 +1122,8 @@ static void give_back(const struct np_config *cfg, const struct np_task *task,
 	 * a thread has a mask its user set, or its threads already have their
 	 * memory beside them. */
 	const char *why = cfg->affinity == NP_AFFINITY_NEVER ? "affinity = never"
+			  : s->launcher
+			      ? "it starts processes, which would run on its home's CPUs"
 			  : task->thread_masks_differ
 			      ? "a thread has a CPU mask of its own: its user placed its threads"
 			  : !r ? "its threads are beside their memory on several nodes"

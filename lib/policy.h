@@ -89,6 +89,8 @@ struct np_policy_history {
 	struct np_bitmap cpus_before;	/* the task's allowed CPUs before that */
 	int home_node;			/* the plan's home node id; -1: none */
 	uint64_t home_since_ms;		/* when home_node was last set (machine clock) */
+	bool launched;			/* its children used CPU at some look: */
+	uint64_t launched_ms;		/* the last such look (machine clock) */
 };
 
 /* A home changes at most this often, unless its user changes the task's
@@ -170,6 +172,9 @@ struct np_policy_task {
 	/* CPU used since the previous look (since start at the first), in percent
 	 * of one CPU: a task keeping two CPUs busy is 200. */
 	double cpu_percent;
+	/* The same for the children it waited for (cutime + cstime): a task
+	 * that starts processes, which would inherit a narrowed mask. */
+	double child_cpu_percent;
 	/* The task's history; NULL: decide without one. */
 	const struct np_policy_history *hist;
 	/* Keys of the shared objects it writes (np_snap_task.share_keys): tasks

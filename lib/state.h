@@ -35,6 +35,7 @@ struct np_task_state {
 	 * or the tick that first saw its CPUs changed since (repinned). */
 	uint64_t last_look_ms;
 	uint64_t last_cpu_ticks;
+	uint64_t last_child_cpu_ticks; /* its children's, at the same read */
 	bool repinned; /* its CPUs changed: the window starts at this tick's read */
 	/* Its next look reads numa_maps, whatever a sample would say: its
 	 * CPUs changed since the last, or sampled looks stood in for enough

@@ -89,6 +89,13 @@ static int stat_store(struct np_stat *out, unsigned field, const char *tok, size
 		return parse_unsigned(tok, len, UINT64_MAX, &out->utime);
 	case 15:
 		return parse_unsigned(tok, len, UINT64_MAX, &out->stime);
+	case 16:
+	case 17:
+		/* Signed in proc(5): a negative one (never seen) reads as 0. */
+		if (parse_decimal(tok, len, &neg, &v))
+			return -EINVAL;
+		*(field == 16 ? &out->cutime : &out->cstime) = neg ? 0 : v;
+		return 0;
 	case 20:
 		/* Each thread holds a pid: more than there can be is no count. */
 		if (parse_unsigned(tok, len, NP_CONFIG_PID_MAX, &v))
@@ -806,9 +813,22 @@ struct heard_task {
 static enum pids_item pids_items[] = {
     PIDS_ID_PID,     PIDS_CMD,	PIDS_STATE,	PIDS_FLAGS, PIDS_TICS_ALL,
     PIDS_TICS_BEGAN, PIDS_NLWP, PIDS_PROCESSOR, PIDS_RSS,   PIDS_ID_TGID,
-    PIDS_ID_PPID,
+    PIDS_ID_PPID,    PIDS_TICS_ALL_C,
 };
-enum { I_PID, I_CMD, I_STATE, I_FLAGS, I_TICS, I_BEGAN, I_NLWP, I_PROCESSOR, I_RSS, I_TGID, I_PPID };
+enum {
+	I_PID,
+	I_CMD,
+	I_STATE,
+	I_FLAGS,
+	I_TICS,
+	I_BEGAN,
+	I_NLWP,
+	I_PROCESSOR,
+	I_RSS,
+	I_TGID,
+	I_PPID,
+	I_TICS_C
+};
 
 int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 {
@@ -883,6 +903,7 @@ static int add_task(struct np_task_source *src, struct np_task_list *list, const
 	task->flags = st->flags;
 	task->kthread = st->flags & NP_PF_KTHREAD;
 	task->cpu_ticks = st->utime + st->stime;
+	task->child_cpu_ticks = st->cutime + st->cstime;
 	task->nr_threads = st->nr_threads > 0 ? (unsigned)st->nr_threads : 0;
 	task->last_cpu = st->processor;
 	task->rss_bytes = st->rss_pages * (uint64_t)src->page_size;
@@ -1114,6 +1135,11 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 		    .processor = PIDS_VAL(I_PROCESSOR, s_int, s, src->pids),
 		    .ppid = PIDS_VAL(I_PPID, s_int, s, src->pids),
 		};
+		unsigned long long all_c = PIDS_VAL(I_TICS_C, ull_int, s, src->pids);
+
+		/* Its own and its children's together: the children's is the
+		 * difference (cstime goes in the one field). */
+		st.cutime = all_c > st.utime ? all_c - st.utime : 0;
 		struct src_entry *e = entry_of(v, nr, st.pid);
 
 		if (!e || e->kept || e->valid)

@@ -23,6 +23,7 @@ struct np_stat {
 	int ppid;		/* 4 */
 	unsigned long flags;	/* 9 */
 	uint64_t utime, stime;	/* 14, 15: clock ticks */
+	uint64_t cutime, cstime; /* 16, 17: of its children it waited for */
 	long nr_threads;	/* 20 */
 	uint64_t start_ticks;	/* 22: clock ticks after boot */
 	uint64_t rss_pages;	/* 24 */
@@ -69,6 +70,10 @@ struct np_task {
 	bool kthread;
 	uint64_t age_ms;
 	uint64_t cpu_ticks; /* utime + stime of all threads */
+	/* cutime + cstime: what the children it waited for used, so far. A
+	 * task that starts processes which run and end (a launcher, a shell,
+	 * a build) shows it here, however short they lived. */
+	uint64_t child_cpu_ticks;
 	unsigned nr_threads;
 	int last_cpu;
 	uint64_t rss_bytes; /* stat's rss at the scan; status' VmRSS after details */

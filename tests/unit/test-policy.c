@@ -1102,6 +1102,60 @@ static void test_idle_tasks_are_not_narrowed(void)
 	free(b);
 }
 
+/* A task whose children use CPU between its looks (a launcher) is not
+ * narrowed: they would all run on its home's CPUs. A home it has is given
+ * back, and none is given for NP_POLICY_HOME_HOLD_MS after the last look
+ * that saw it launch. */
+static void test_launchers_are_not_narrowed(void)
+{
+	static const struct policy_case base = {
+	    .name = "launcher",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .mem_mib = {192, 320},
+	    .threads = "0-3",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_policy_history hist;
+	struct np_action a;
+
+	build(b, &base);
+	b->machine.now_ms = 1000;
+	np_policy_history_init(&hist);
+	b->input.hist = &hist;
+	b->input.child_cpu_percent = NP_HOME_MIN_CPU_PERCENT;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
+
+	/* Homed while it launched nothing; then it starts a build. */
+	np_policy_history_init(&hist);
+	b->input.child_cpu_percent = NP_HOME_MIN_CPU_PERCENT / 2;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.set_affinity && !a.widen && hist.narrowed);
+	b->task.cpus_allowed = a.target_cpus;
+	b->machine.now_ms = 2000;
+	b->input.child_cpu_percent = 80;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK_INT(a.kind, NP_ACTION_MOVE);
+	CHECK_STR(np_reason_name(a.reason), "given-back");
+	CHECK(a.set_affinity && a.widen && cpus_are(&a.target_cpus, "0-63"));
+	CHECK(strstr(a.reason_text, "it starts processes") != NULL);
+	CHECK(!hist.narrowed);
+
+	/* The build ended: no home for a minute after the last look that
+	 * saw it, then one. */
+	parse_cpus(&b->task.cpus_allowed, "0-63");
+	b->input.child_cpu_percent = 0;
+	b->machine.now_ms = 2000 + NP_POLICY_HOME_HOLD_MS - 1;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(!a.set_affinity && !hist.narrowed);
+	b->machine.now_ms = 2000 + NP_POLICY_HOME_HOLD_MS;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.set_affinity && !a.widen && hist.narrowed);
+	unbuild(b);
+	free(b);
+}
+
 /* A home holds for NP_POLICY_HOME_HOLD_MS; a task that outgrows its home
  * (more busy threads than it has CPUs, all of them used) is spread and its
  * mask given back. */
@@ -1708,6 +1762,7 @@ int main(void)
 	test_partial_continues();
 	test_own_narrowing_is_not_pinning();
 	test_idle_tasks_are_not_narrowed();
+	test_launchers_are_not_narrowed();
 	test_home_hold_and_outgrow();
 	test_groups();
 	test_bigger_than_home();

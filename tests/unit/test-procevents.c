@@ -249,6 +249,7 @@ static void test_live_source(void)
 		CHECK(t && !t->stat_kept && !t->stat_identified);
 		CHECK(t && strcmp(t->comm, first.comm) == 0);
 		CHECK(t && t->start_ticks == first.start_ticks && t->ppid == getpid());
+		CHECK(t && t->child_cpu_ticks == first.child_cpu_ticks);
 		CHECK(t && t->nr_threads == first.nr_threads);
 		CHECK(t && (t->state == 'S' || t->state == 'R') && t->flags == first.flags);
 		CHECK(t && t->rss_bytes >= first.rss_bytes && t->cpu_ticks >= first.cpu_ticks);

@@ -27,7 +27,7 @@ static size_t make_stat(char *buf, size_t size, int pid, const char *comm, size_
 	memcpy(buf + n, comm, comm_len);
 	n += (int)comm_len;
 	n += snprintf(buf + n, size - (size_t)n,
-		      ") S 7 7 7 0 -1 4194560 100 0 0 0 11 5 0 0 20 0 3 0 4242 10000000 250 "
+		      ") S 7 7 7 0 -1 4194560 100 0 0 0 11 5 8 2 20 0 3 0 4242 10000000 250 "
 		      "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 "
 		      "0\n");
 	return (size_t)n;
@@ -139,9 +139,24 @@ static void test_stat_fields(void)
 	CHECK_U64(st.flags, 4194560);
 	CHECK_U64(st.utime, 11);
 	CHECK_U64(st.stime, 5);
+	CHECK_U64(st.cutime, 8);
+	CHECK_U64(st.cstime, 2);
 	CHECK_INT(st.nr_threads, 3);
 	CHECK_U64(st.rss_pages, 250);
 	CHECK_INT(st.bad_field, 0);
+	/* The children's times are signed in proc(5): a negative one is 0. */
+	{
+		char neg[512];
+		char *at = strstr(line, " 11 5 8 2 ");
+		size_t head = (size_t)(at - line);
+
+		memcpy(neg, line, head);
+		snprintf(neg + head, sizeof(neg) - head, " 11 5 -8 2 %s", at + 10);
+		CHECK_INT(parse_exact(neg, strlen(neg), &st), 0);
+		CHECK_U64(st.cutime, 0);
+		CHECK_U64(st.cstime, 2);
+		CHECK_U64(st.utime, 11);
+	}
 
 	CHECK_INT(parse_exact(real, strlen(real), &st), 0);
 	CHECK_STR(st.comm, "kthreadd");

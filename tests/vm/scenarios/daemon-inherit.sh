@@ -4,9 +4,11 @@
 # pinned is homed; it then starts a shell that starts a sleep. At the tick
 # that first lists them, both get the mask the busy shell had before (every
 # CPU), and the log says so; the busy shell, idle now, keeps its home. An
-# idle process (below 5% of a CPU), pid 1 and the daemon itself are never
-# narrowed, even with min_rss_mb = 0 and min_cpu_percent = 0 (every task
-# looked at). SIGTERM gives the busy shell its mask back.
+# idle process (below 5% of a CPU), a launcher (a shell that starts one
+# short process after another: they would all inherit its home), pid 1
+# and the daemon itself are never narrowed, even with min_rss_mb = 0 and
+# min_cpu_percent = 0 (every task looked at). SIGTERM gives the busy shell
+# its mask back.
 . /np/scenarios/daemon-lib.sh
 
 np_numa_balancing 0
@@ -30,6 +32,8 @@ sh -c 'while [ ! -e /tmp/go ]; do :; done; sh -c "sleep 1000 & wait" & wait' &
 busy=$!
 sleep 1000 &
 idle=$!
+sh -c 'while :; do sleep 0; done' &
+launcher=$!
 np_daemon_start <<CONF
 min_rss_mb = 0
 min_cpu_percent = 0
@@ -71,13 +75,18 @@ done
 sleep 3
 [ "$(mask_of "$busy")" = "$narrowed" ] ||
 	np_fail "busy shell's home not kept while idle: $narrowed -> $(mask_of "$busy")"
-for pid in 1 "$idle" "$NP_DAEMON_PID"; do
-	[ "$(mask_of "$pid")" = "$all" ] || np_fail "pid $pid narrowed: $(mask_of "$pid")"
+for who in init:1 idle:"$idle" launcher:"$launcher" daemon:"$NP_DAEMON_PID"; do
+	pid=${who#*:}
+	[ "$(mask_of "$pid")" = "$all" ] || np_fail "${who%:*} (pid $pid) narrowed: $(mask_of "$pid")"
 done
 grep -q "pid $NP_DAEMON_PID (numaplaced): move" "$NP_DAEMON_LOG" &&
 	np_fail "the daemon acted on itself"
+grep -q "pid $launcher (sh): move home" "$NP_DAEMON_LOG" && np_fail "the launcher was homed"
+# The construction: the launcher's children did use CPU (cutime + cstime).
+child_ticks=$(awk '{ sub(/.*\) /, ""); print $14 + $15 }' "/proc/$launcher/stat")
+[ "$child_ticks" -gt 0 ] || np_fail "the launcher's children used no CPU"
 np_daemon_stop
 [ "$(mask_of "$busy")" = "$all" ] || np_fail "busy shell not given back: $(mask_of "$busy")"
-kill "$busy" "$child" "$grandchild" "$idle" 2>/dev/null
+kill "$busy" "$child" "$grandchild" "$idle" "$launcher" 2>/dev/null
 echo "daemon-inherit: busy shell homed on node $home ($narrowed); child and grandchild" \
-	"back to CPUs $all within $widened_ms ms of being seen; pid 1, an idle sleep and the daemon untouched"
+	"back to CPUs $all within $widened_ms ms of being seen; pid 1, an idle sleep, a launcher (children's CPU $child_ticks ticks) and the daemon untouched"
