@@ -99,6 +99,7 @@ struct np_engine {
 	uint64_t scanned_ms, scanned_uptime_ms;
 	uint64_t last_skips[NP_REASON_COUNT];
 	unsigned last_narrowed;
+	bool ever_narrowed; /* some tick ended with a task narrowed */
 	/* The machine as last read (read_machine): its nodes, their CPUs,
 	 * free memory and distances, and the kernel's balancing sysctl. */
 	struct np_topology *topo;
@@ -648,9 +649,24 @@ static double child_cpu_percent(const struct np_task_state *st, const struct np_
 			     ticks_per_s, now_ms);
 }
 
-/* Where the next look's CPU windows start. */
-static void note_cpu_read(struct np_task_state *st, const struct np_task *task)
+/* Whether the children it waited for used NP_HOME_MIN_CPU_PERCENT since
+ * its last look: remembered with the time, for the policy's hold, before
+ * the window moves on (np_policy_task.launched). */
+static void note_launch(struct np_task_state *st, const struct np_task *task,
+			unsigned ticks_per_s, uint64_t now_ms)
 {
+	if (child_cpu_percent(st, task, ticks_per_s, now_ms) >= NP_HOME_MIN_CPU_PERCENT) {
+		st->launched = true;
+		st->launched_ms = now_ms;
+	}
+}
+
+/* Where the next look's CPU windows start: called before last_look_ms and
+ * looked are set for this look. */
+static void note_cpu_read(struct np_task_state *st, const struct np_task *task,
+			  unsigned ticks_per_s, uint64_t now_ms)
+{
+	note_launch(st, task, ticks_per_s, now_ms);
 	st->last_cpu_ticks = task->cpu_ticks;
 	st->last_child_cpu_ticks = task->child_cpu_ticks;
 }
@@ -715,7 +731,7 @@ static struct np_plan_memo *known_memos(const struct np_engine *engine, const st
 }
 
 static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu,
-					 double child_cpu, const struct np_policy_history *hist)
+					 const struct np_task_state *st)
 {
 	return (struct np_policy_task){
 	    .task = &e->task,
@@ -725,8 +741,9 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	    .policy_bytes = e->mem.policy_bytes,
 	    .shared_file_bytes = e->mem.shared_file_bytes,
 	    .cpu_percent = cpu,
-	    .child_cpu_percent = child_cpu,
-	    .hist = hist,
+	    .launched = st && st->launched,
+	    .launched_ms = st ? st->launched_ms : 0,
+	    .hist = st ? st->hist : NULL,
 	    .share_keys = e->share_keys,
 	    .nr_share_keys = e->nr_share_keys,
 	};
@@ -905,12 +922,28 @@ static int quiet_tick(struct np_engine *engine, struct tick *t)
 	return 0;
 }
 
-/* The nearest ancestor of list->tasks[@i] whose threads the daemon
- * narrowed, and that was there when it was born; NULL: none. The walk goes
- * up through processes started meanwhile (a shell's pipeline), a few
- * generations at most. */
+/* Whether processes @st started may carry a mask the daemon set on it: it
+ * is narrowed, or was until lately (a child is first listed up to
+ * scan_delay_ms after its birth; the period's margin covers the ticks). */
+static bool handed_down(const struct np_engine *engine, const struct np_task_state *st,
+			uint64_t now_ms)
+{
+	const struct np_policy_history *h = st->hist;
+
+	return h && (h->narrowed ||
+		     (h->given_back_ms &&
+		      now_ms - h->given_back_ms <=
+			  engine->cfg.scan_delay_ms + engine->cfg.scan_period_min_ms));
+}
+
+/* The nearest ancestor of list->tasks[@i] that may have handed it a mask
+ * the daemon set, and that was there when it was born; NULL: none. The
+ * walk goes up through processes that are new too, or that were given
+ * such a mask back themselves (a shell's pipeline), a few generations at
+ * most: a process listed before with a mask of its own stops it. */
 static const struct np_task_state *narrowed_ancestor(const struct np_engine *engine,
-						     const struct np_task_list *list, unsigned i)
+						     const struct np_task_list *list, unsigned i,
+						     uint64_t now_ms)
 {
 	const struct np_task *task = &list->tasks[i];
 	int pid = task->ppid;
@@ -924,9 +957,12 @@ static const struct np_task_state *narrowed_ancestor(const struct np_engine *eng
 				st = &engine->states.v[k];
 		if (!st)
 			return NULL;
-		if (st->hist && st->hist->narrowed)
+		if (handed_down(engine, st, now_ms))
 			return st;
-		pid = list->tasks[st - engine->states.v].ppid;
+		k = (unsigned)(st - engine->states.v);
+		if (!np_state_table_is_new(&engine->states, k) && !st->handed_back)
+			return NULL;
+		pid = list->tasks[k].ppid;
 	}
 	return NULL;
 }
@@ -938,15 +974,19 @@ static const struct np_task_state *narrowed_ancestor(const struct np_engine *eng
  * that first lists it, the threads that still have the mask get the one
  * the parent had before. Its own looks place it from there, as any task
  * nobody pinned. Left alone: a child whose mask is another (someone set
- * it, or it was born before the parent was narrowed).
+ * it, or it was born before the parent was narrowed). So is one the user
+ * started pinned to exactly the home's CPUs (numactl --cpunodebind): that
+ * cannot be told from an inherited mask, and it is widened too. Also
+ * widened: a child the configuration excludes (the mask is still the
+ * daemon's doing). Not found: a child whose parent exited before it was
+ * listed (it is then the child of pid 1 or of a subreaper).
  */
-static void give_back_inherited(struct np_engine *engine, const struct np_task_list *list)
+static void give_back_inherited(struct np_engine *engine, const struct np_task_list *list,
+				uint64_t now_ms)
 {
 	unsigned done = 0;
 
-	/* As the last tick that read tasks left it: a pass only while
-	 * some task is narrowed. */
-	if (!engine->last_narrowed)
+	if (!engine->ever_narrowed)
 		return;
 	for (unsigned i = 0; i < list->nr; i++) {
 		const struct np_task *task = &list->tasks[i];
@@ -955,7 +995,7 @@ static void give_back_inherited(struct np_engine *engine, const struct np_task_l
 		int err;
 
 		if (task->kthread || !np_state_table_is_new(&engine->states, i) ||
-		    !(from = narrowed_ancestor(engine, list, i)))
+		    !(from = narrowed_ancestor(engine, list, i, now_ms)))
 			continue;
 		err = np_actuator_set_affinity(engine->act, &engine->states.v[i].act, task,
 					       &from->hist->narrowed_cpus, &from->hist->cpus_before,
@@ -965,9 +1005,10 @@ static void give_back_inherited(struct np_engine *engine, const struct np_task_l
 
 			np_bitmap_format_list(&from->hist->cpus_before, cpus, sizeof(cpus));
 			np_log(engine->ctx, LOG_INFO,
-			       "pid %d (%s): started by pid %d with the CPUs its home gave it: "
+			       "pid %d (%s): inherited the CPUs the home of pid %d gave it: "
 			       "back to CPUs %s",
 			       task->pid, task->comm, from->pid, cpus);
+			engine->states.v[i].handed_back = true;
 			done++;
 		} else if (err && err != -ESRCH) {
 			np_log(engine->ctx, LOG_WARNING,
@@ -1032,7 +1073,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	/* The source lists tasks by pid, the order the state table keeps. */
 	err = np_state_table_sync(&engine->states, t->list, engine->sched, t->now_ms);
 	if (!err && !t->opts->look_once)
-		give_back_inherited(engine, t->list);
+		give_back_inherited(engine, t->list, t->now_ms);
 	if (!err) {
 		engine->planned = t->list;
 		err = np_sched_plan(engine->sched, t->list, engine->states.sched,
@@ -1070,7 +1111,8 @@ static int observe(struct np_engine *engine, struct tick *t)
 
 		if (st->repinned && !t->list->tasks[i].stat_kept) {
 			if (why != NP_REASON_SCAN_FIRST && why != NP_REASON_SCAN_DUE) {
-				note_cpu_read(st, &t->list->tasks[i]);
+				note_cpu_read(st, &t->list->tasks[i], t->list->ticks_per_s,
+					      t->now_ms);
 				st->last_look_ms = t->now_ms;
 			}
 			st->repinned = false;
@@ -1219,7 +1261,7 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 static void skip_entry(const struct np_engine *engine, const struct tick *t, struct np_snap_task *e)
 {
 	struct np_policy_machine m = machine_of(engine, t);
-	struct np_policy_task pt = policy_task(e, 0, 0, NULL);
+	struct np_policy_task pt = policy_task(e, 0, NULL);
 	struct np_action *a = &e->action;
 
 	np_policy_locate(&m, &engine->cfg, &pt, &e->run_node, &e->home_node, &e->locality);
@@ -1380,8 +1422,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	last->live.look_ms = t->now_ms;
 	last->live.cpu_percent = cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms);
 	st->sampled_in_a_row++;
+	note_cpu_read(st, &e->task, t->list->ticks_per_s, t->now_ms);
 	st->last_look_ms = t->now_ms;
-	note_cpu_read(st, &e->task);
 	st->repinned = false; /* a tick that failed after its poke left it */
 	return true;
 }
@@ -1882,9 +1924,9 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		const struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 		struct np_task_state *st = t->picked_state[i];
 
-		tasks[i] = policy_task(
-		    e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
-		    child_cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms), st->hist);
+		note_launch(st, &e->task, t->list->ticks_per_s, t->now_ms);
+		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
+				       st);
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
 				   snap->node_plan);
@@ -1953,6 +1995,9 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 			if (err)
 				break;
 		}
+		/* Launches were noted with the policy's input. */
+		st->last_cpu_ticks = e->task.cpu_ticks;
+		st->last_child_cpu_ticks = e->task.child_cpu_ticks;
 		st->looked = true;
 		st->must_read = false;
 		st->sampled_in_a_row = 0;
@@ -1961,7 +2006,6 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		/* After the tick's own affinity changes. */
 		if (!t->opts->look_once)
 			st->cpus_hash = nodes_hash_now(engine, snap->topo, e->task.pid, NULL);
-		note_cpu_read(st, &e->task);
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:
@@ -2054,6 +2098,7 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		err = decide_and_act(engine, &t);
 	if (!err && !t.quiet)
 		engine->last_narrowed = narrowed_tasks(engine);
+	engine->ever_narrowed |= engine->last_narrowed > 0;
 	if (!err)
 		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
 				  engine->last_narrowed);

@@ -109,6 +109,10 @@ struct sample {
 	bool pinned;		       /* its allowed CPUs are all on one node */
 	bool placeable;		       /* the plan may give it a home: nobody pinned it */
 	bool launcher;		       /* its children used CPU: they would inherit a home */
+	/* Nobody pinned it, yet it gets no home: NP_REASON_IDLE (it hardly
+	 * runs) or NP_REASON_LAUNCHER (it, or pid 1, starts processes);
+	 * NP_REASON_COUNT: not so. */
+	enum np_reason no_home;
 	struct np_bitmap allowed_cpus; /* effective: before our own narrowing */
 	struct np_bitmap usable_cpus;  /* of those, the ones its cgroup's cpuset has */
 	double demand;		       /* CPUs it keeps busy */
@@ -388,12 +392,14 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
  * starts a process now and then is not homed and given back in turn. pid 1
  * is never narrowed: it starts every service of the machine.
  */
-static bool may_narrow(const struct np_policy_task *t, const struct np_policy_history *h,
-		       const struct sample *s)
+static enum np_reason may_narrow(const struct np_policy_task *t, const struct np_policy_history *h,
+				 const struct sample *s)
 {
 	if (t->task->pid == 1 || s->launcher)
-		return false;
-	return h->narrowed || t->cpu_percent >= NP_HOME_MIN_CPU_PERCENT;
+		return NP_REASON_LAUNCHER;
+	if (h->narrowed || t->cpu_percent >= NP_HOME_MIN_CPU_PERCENT)
+		return NP_REASON_COUNT;
+	return NP_REASON_IDLE;
 }
 
 /* Build the per-index view of one task: s->bytes and s->total are what the
@@ -488,14 +494,15 @@ static bool sample_task(const struct view *v, const struct np_config *cfg,
 	 * were placed by their user; a home could move only the others. */
 	if (!np_bitmap_empty(&task->cpuset_cpus))
 		np_bitmap_and(&online, &online, &task->cpuset_cpus);
-	if (t->child_cpu_percent >= NP_HOME_MIN_CPU_PERCENT) {
-		h->launched = true;
-		h->launched_ms = v->m->now_ms;
-	}
-	s->launcher = h->launched && v->m->now_ms - h->launched_ms < NP_POLICY_HOME_HOLD_MS;
+	s->launcher = t->launched && v->m->now_ms - t->launched_ms < NP_POLICY_HOME_HOLD_MS;
+	s->no_home = NP_REASON_COUNT;
 	s->placeable = cfg->affinity == NP_AFFINITY_UNPINNED && s->nr_cpu_ok > 1 &&
 		       !(task->flags & NP_PF_NO_SETAFFINITY) && !task->thread_masks_differ &&
-		       np_bitmap_subset(&online, &s->allowed_cpus) && may_narrow(t, h, s);
+		       np_bitmap_subset(&online, &s->allowed_cpus);
+	if (s->placeable) {
+		s->no_home = may_narrow(t, h, s);
+		s->placeable = s->no_home == NP_REASON_COUNT;
+	}
 	s->demand = task_demand(v, t, h, &s->allowed_cpus, most_node_cpus);
 
 	/* Where the threads run: each thread's last CPU, weighted by the CPU
@@ -1143,13 +1150,16 @@ static void give_back(const struct np_config *cfg, const struct np_task *task,
 }
 
 static void remember_narrowing(struct np_policy_history *h, const struct sample *s,
-			       const struct np_action *a)
+			       const struct np_action *a, uint64_t now_ms)
 {
 	if (!a->set_affinity)
 		return;
 	if (a->widen) {
+		/* narrowed_cpus and cpus_before stay: what it started
+		 * meanwhile is given them back when first listed. */
 		h->narrowed = false;
 		h->home_node = -1;
+		h->given_back_ms = now_ms ? now_ms : 1;
 		return;
 	}
 	h->cpus_before = s->allowed_cpus;
@@ -1284,6 +1294,24 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		say(a, NP_ACTION_KEEP,
 		    r->reason == NP_PLAN_SPREAD ? NP_REASON_SPREAD : NP_REASON_NO_CPU_ROOM,
 		    "%s; no home (%s): its memory stays", place, plan_why(r->reason));
+	} else if (s->no_home != NP_REASON_COUNT &&
+		   locality_percent(s) < cfg->locality_target_percent) {
+		/* Nobody pinned it, but it gets no home: the same (one
+		 * already beside its memory is simply local). */
+		char place[NP_REASON_TEXT_MAX], why[64];
+
+		if (s->no_home == NP_REASON_IDLE)
+			snprintf(why, sizeof(why), "%.1f%% of a CPU since its last look, under %.0f%%",
+				 t->cpu_percent, NP_HOME_MIN_CPU_PERCENT);
+		else
+			snprintf(why, sizeof(why), "%s",
+				 t->task->pid == 1 ? "pid 1 starts every service"
+						   : "it starts processes");
+		h.home_node = -1;
+		record_look(&h, -1);
+		describe_place(place, sizeof(place), v, s);
+		a->locality_percent = locality_percent(s);
+		say(a, NP_ACTION_KEEP, s->no_home, "%s; no home (%s): its memory stays", place, why);
 	} else {
 		decide_sampled(v, cfg, t, s, &h, a);
 	}
@@ -1311,7 +1339,7 @@ static void decide_one(const struct view *v, const struct np_config *cfg,
 		snprintf(text, sizeof(text), "%s; %s stays", a->reason_text, unmovable);
 		say(a, a->kind, a->reason, "%s", text);
 	}
-	remember_narrowing(&h, s, a);
+	remember_narrowing(&h, s, a, v->m->now_ms);
 	if (h.narrowed) {
 		a->narrowed = true;
 		a->narrowed_from = h.cpus_before;

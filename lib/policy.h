@@ -89,8 +89,9 @@ struct np_policy_history {
 	struct np_bitmap cpus_before;	/* the task's allowed CPUs before that */
 	int home_node;			/* the plan's home node id; -1: none */
 	uint64_t home_since_ms;		/* when home_node was last set (machine clock) */
-	bool launched;			/* its children used CPU at some look: */
-	uint64_t launched_ms;		/* the last such look (machine clock) */
+	/* When the daemon last gave narrowed_cpus back (machine clock; 0:
+	 * never): processes started before may still carry that mask. */
+	uint64_t given_back_ms;
 };
 
 /* A home changes at most this often, unless its user changes the task's
@@ -99,11 +100,12 @@ struct np_policy_history {
 
 /* A home narrows a task's threads only once it uses this much of one CPU
  * between two looks (since its start at the first, which counts its exec
- * and loading: 10-20 ms for a busybox sleep in the emulated test guest, 2%
- * of its first half second): what it starts inherits the mask, and a task
- * that hardly runs gains nothing from it (a shell, a supervisor, init).
- * The default of min_cpu_percent: with the defaults, any task looked at
- * may be homed. */
+ * and loading: 10-20 ms for a busybox sleep in the emulated test guest,
+ * 2-4% of its first half second): what it starts inherits the mask, and a
+ * task that hardly runs gains nothing from it (a shell, a supervisor). The
+ * same floor, for the children a task waited for, marks a launcher. Fixed:
+ * the default of min_cpu_percent, which the scheduler applies over the
+ * window since its last read or idle verdict. */
 #define NP_HOME_MIN_CPU_PERCENT 5.0
 
 /*
@@ -172,9 +174,13 @@ struct np_policy_task {
 	/* CPU used since the previous look (since start at the first), in percent
 	 * of one CPU: a task keeping two CPUs busy is 200. */
 	double cpu_percent;
-	/* The same for the children it waited for (cutime + cstime): a task
-	 * that starts processes, which would inherit a narrowed mask. */
-	double child_cpu_percent;
+	/* The children it waited for (cutime + cstime) used
+	 * NP_HOME_MIN_CPU_PERCENT of a CPU between two reads of it, the last
+	 * time at launched_ms (the machine clock): a task that starts
+	 * processes, which would inherit a narrowed mask. The engine keeps it
+	 * over every read, decided on or not. */
+	bool launched;
+	uint64_t launched_ms;
 	/* The task's history; NULL: decide without one. */
 	const struct np_policy_history *hist;
 	/* Keys of the shared objects it writes (np_snap_task.share_keys): tasks

@@ -37,6 +37,8 @@ static const struct np_reason_info table[NP_REASON_COUNT] = {
     [NP_REASON_GIVEN_BACK] =
 	{"given-back", "given_back",
 	 "the mask the daemon set is no longer wanted: the one before is back"},
+    [NP_REASON_LAUNCHER] = {"launcher", "launcher",
+			    "it starts processes, which would inherit a home: its memory stays"},
     [NP_REASON_TOO_BIG] = {"too-big", "too_big", "fits no single node"},
     [NP_REASON_SINGLE_NODE] = {"single-node", "single_node", "one node: nowhere to move"},
     [NP_REASON_BOUND] = {"bound", "bound", "its cpuset or affinity leaves no choice"},

@@ -23,7 +23,8 @@ enum np_reason {
 	NP_REASON_TOO_YOUNG,	  /* younger than scan_delay_ms */
 	NP_REASON_TOO_SMALL,	  /* RSS below min_rss_mb */
 	NP_REASON_WAITING_PERIOD, /* read within its period */
-	NP_REASON_IDLE,		  /* CPU use since the last look below min_cpu_percent */
+	NP_REASON_IDLE,		  /* CPU use since the last look below min_cpu_percent
+				   * (the policy: below 5%, no home) */
 	NP_REASON_MIGRATING,	  /* due, but its pages are being moved: read after */
 	NP_REASON_OVER_BUDGET,	  /* due, but this tick's scan budget is spent */
 	/* The policy. */
@@ -44,6 +45,7 @@ enum np_reason {
 	NP_REASON_SPREAD,	    /* no home: more CPU demand than a node has CPUs */
 	NP_REASON_NO_CPU_ROOM,	    /* no home: no node it may use has CPU room for it */
 	NP_REASON_GIVEN_BACK,	    /* the mask the daemon set is no longer wanted: restored */
+	NP_REASON_LAUNCHER, /* no home: it starts processes, which would inherit the mask */
 	/* Carrying it out. */
 	NP_REASON_NO_EFFECT,	  /* the last move of it moved nothing: backing off */
 	NP_REASON_NO_SETAFFINITY, /* PF_NO_SETAFFINITY (per-CPU or io worker threads) */

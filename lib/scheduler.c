@@ -148,6 +148,14 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
 }
 
+/* The CPU a task's work took: its own, and that of the children it waited
+ * for (a build's make does its work through them; a task homed before it
+ * began to launch must be looked at again to lose that home). */
+static uint64_t work_ticks(const struct np_task *task)
+{
+	return task->cpu_ticks + task->child_cpu_ticks;
+}
+
 /*
  * CPU use since the last look (the last read, or the last time it was found
  * idle), or over its whole life before the first look. Windows are at least
@@ -156,18 +164,16 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 static bool task_is_idle(const struct sched_settings *set, const struct np_sched_task *st,
 			 const struct np_task *task, unsigned ticks_per_s, uint64_t now)
 {
-	uint64_t window_ms, used_ticks;
+	uint64_t window_ms, used_ticks, work = work_ticks(task);
 
 	if (set->min_cpu_percent == 0)
 		return false;
 	if (st->has_cpu_ref) {
 		window_ms = now - st->period_start_ms;
-		used_ticks = task->cpu_ticks >= st->cpu_ref_ticks
-				 ? task->cpu_ticks - st->cpu_ref_ticks
-				 : task->cpu_ticks;
+		used_ticks = work >= st->cpu_ref_ticks ? work - st->cpu_ref_ticks : work;
 	} else {
 		window_ms = task->age_ms;
-		used_ticks = task->cpu_ticks;
+		used_ticks = work;
 	}
 	if (window_ms == 0)
 		return false;
@@ -256,7 +262,7 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		st->held = false;
 		st->period_start_ms = now;
 		st->has_period = true;
-		st->cpu_ref_ticks = task->cpu_ticks;
+		st->cpu_ref_ticks = work_ticks(task);
 		st->has_cpu_ref = true;
 		st->next_due_ms = add_sat(now, task_interval(set, st));
 		return NP_REASON_IDLE;
@@ -386,7 +392,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 			/* Re-pinned: its use is judged from this read on. */
 			st->period_start_ms = now;
 			st->has_period = true;
-			st->cpu_ref_ticks = task->cpu_ticks;
+			st->cpu_ref_ticks = work_ticks(task);
 			st->has_cpu_ref = true;
 			st->rebase = false;
 		}
@@ -421,7 +427,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		st->held = false;
 		st->period_start_ms = now;
 		st->has_period = true;
-		st->cpu_ref_ticks = task->cpu_ticks;
+		st->cpu_ref_ticks = work_ticks(task);
 		st->has_cpu_ref = true;
 		st->next_due_ms = add_sat(now, task_interval(&sched->set, st));
 		plan->picks[plan->nr_picks++] = cands[c].index;

@@ -49,7 +49,7 @@ struct np_sched_task {
 	uint64_t period_start_ms; /* the last read, or the last look that found it idle */
 	uint64_t base_period_ms;  /* adaptive, within [scan_period_min, scan_period_max] */
 	bool has_cpu_ref;
-	uint64_t cpu_ref_ticks; /* cpu_ticks at period_start_ms */
+	uint64_t cpu_ref_ticks; /* cpu_ticks + child_cpu_ticks at period_start_ms */
 	uint64_t rss_bytes;	/* at the last plan */
 	/* When its stat must be read again (clock ms; 0: at the next tick):
 	 * until then the last record stands in (np_sched_needs_read). */

@@ -77,11 +77,6 @@ static int reserve(struct np_state_table *t, unsigned n)
  * first kind is moved in ascending order, the second in descending, and
  * the new states are made last, in slots every old occupant has left.
  */
-bool np_state_table_is_new(const struct np_state_table *t, unsigned i)
-{
-	return i < t->nr && t->from[i] == UINT_MAX;
-}
-
 int np_state_table_sync(struct np_state_table *t, const struct np_task_list *list,
 			const struct np_sched *sched, uint64_t now_ms)
 {
@@ -144,6 +139,11 @@ int np_state_table_sync(struct np_state_table *t, const struct np_task_list *lis
 	t->forgotten += t->nr - kept;
 	t->nr = n;
 	return 0;
+}
+
+bool np_state_table_is_new(const struct np_state_table *t, unsigned i)
+{
+	return i < t->nr && t->from[i] == UINT_MAX;
 }
 
 void np_state_table_clear(struct np_state_table *t)

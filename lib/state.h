@@ -36,6 +36,14 @@ struct np_task_state {
 	uint64_t last_look_ms;
 	uint64_t last_cpu_ticks;
 	uint64_t last_child_cpu_ticks; /* its children's, at the same read */
+	/* The children it waited for used NP_HOME_MIN_CPU_PERCENT between two
+	 * reads; the last such read (engine clock). */
+	bool launched;
+	uint64_t launched_ms;
+	/* It was started with a mask the daemon set on a parent, and given
+	 * the parent's mask from before (give_back_inherited): what it
+	 * started meanwhile is the daemon's doing too. */
+	bool handed_back;
 	bool repinned; /* its CPUs changed: the window starts at this tick's read */
 	/* Its next look reads numa_maps, whatever a sample would say: its
 	 * CPUs changed since the last, or sampled looks stood in for enough

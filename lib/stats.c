@@ -619,7 +619,8 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 	       "Threads whose CPU affinity was narrowed.");
 	fprintf(out, "numaplaced_affinity_threads_total %" PRIu64 "\n", h->affinity_threads);
 	family(out, "affinity_given_back_total", "counter",
-	       "Tasks given back the CPU mask they had before the daemon narrowed it.");
+	       "Tasks given back the CPU mask they had before the daemon narrowed it, or "
+	       "their parent had (a mask inherited from a parent it narrowed).");
 	fprintf(out, "numaplaced_affinity_given_back_total %" PRIu64 "\n", stats->given_back_tasks);
 	family(out, "narrowed_tasks", "gauge",
 	       "Tasks whose threads the daemon keeps on their home node's CPUs now.");

@@ -701,51 +701,13 @@ static void test_narrowed_waits(void)
 	tree_remove(root);
 }
 
-/* A process started by a task the daemon narrowed inherits the narrowed
- * mask: at the tick that first lists it (and its own children), the
- * threads with that mask get the parent's mask from before back; a child
- * with a mask of its own, or a child of a task nobody narrowed, is left
- * alone. The hog is narrowed to CPUs 2-3 (from 0-3) at the first tick; the
- * children appear before the second. */
-static void test_inherited_mask(void)
+/* Count the dry run's mask changes to CPUs 0-3 of the processes from 500
+ * on, by pid. */
+static void count_widened(struct np_engine *engine, unsigned *widened)
 {
-	struct np_engine_params params = {.dry_run = true};
-	char root[] = "/tmp/np-engine-inherit-XXXXXX", cmd[8192];
 	const struct np_action_record *rec;
-	struct np_engine *engine;
-	struct np_config cfg;
-	struct np_snapshot *snap;
-	struct np_ctx *ctx;
-	unsigned nr, widened[1000] = {0};
+	unsigned nr;
 
-	if (!fixture_copy(root, "engine-2node", NULL))
-		return;
-	np_config_init(&cfg);
-	cfg.min_cpu_percent = 0;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
-	CHECK_INT(np_engine_tick(engine, &snap), 0);
-	CHECK(find_task(snap, 100) && find_task(snap, 100)->action.set_affinity);
-	np_snapshot_free(snap);
-	/* pid ppid CPUs: 500 and its child 600 carry the hog's narrowed
-	 * mask; 700 has a mask of its own; 800, a child of local (never
-	 * narrowed), has the narrowed mask by chance. */
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s/proc' && mk() { mkdir -p $1/task/$1 && "
-		 "sed \"s/^100 (hog) S 1 100 100/$1 (child) S $2 $1 $1/; "
-		 "s/ 20 0 2 0 100000 0 102400 / 20 0 1 0 400000 0 256 /\" 100/task/100/stat "
-		 ">$1/task/$1/stat && cp $1/task/$1/stat $1/stat && "
-		 "sed \"s/^Tgid:.*/Tgid:\\t$1/; s/^Pid:.*/Pid:\\t$1/; s/^Threads:.*/Threads:\\t1/; "
-		 "s/^Cpus_allowed:.*/Cpus_allowed:\\t$3/; "
-		 "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\\t$4/\" 100/status >$1/status && "
-		 "cp $1/status $1/task/$1/status; } && "
-		 "mk 500 100 c 2-3 && mk 600 500 c 2-3 && mk 700 100 3 0-1 && mk 800 200 c 2-3",
-		 root);
-	CHECK_INT(system(cmd), 0);
-	np_clock_advance(params.clock, cfg.tick_ms);
-	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	rec = np_engine_dry_records(engine, &nr);
 	for (unsigned i = 0; i < nr; i++) {
 		char text[64];
@@ -758,11 +720,82 @@ static void test_inherited_mask(void)
 		if (rec[i].pid < 1000)
 			widened[rec[i].pid]++;
 	}
+}
+
+/* A shell function for fixture edits: "mk PID PPID MASK CPULIST" makes a
+ * one-thread process like the hog, born later. */
+static const char mk_process[] =
+    "mk() { mkdir -p $1/task/$1 && "
+    "sed \"s/^100 (hog) S 1 100 100/$1 (child) S $2 $1 $1/; "
+    "s/ 20 0 2 0 100000 0 102400 / 20 0 1 0 400000 0 256 /\" 100/task/100/stat "
+    ">$1/task/$1/stat && cp $1/task/$1/stat $1/stat && "
+    "sed \"s/^Tgid:.*/Tgid:\\t$1/; s/^Pid:.*/Pid:\\t$1/; s/^Threads:.*/Threads:\\t1/; "
+    "s/^Cpus_allowed:.*/Cpus_allowed:\\t$3/; "
+    "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\\t$4/\" 100/status >$1/status && "
+    "cp $1/status $1/task/$1/status; }";
+
+/* A process started by a task the daemon narrowed inherits the narrowed
+ * mask: at the tick that first lists it (and its own children), the
+ * threads with that mask get the parent's mask from before back; a child
+ * with a mask of its own, or a child of a task nobody narrowed, is left
+ * alone, and so is a child of a process listed before with a mask of its
+ * own. The hog is narrowed to CPUs 2-3 (from 0-3) at the first tick (the
+ * fixture then plays the actuator of this dry run); the children appear
+ * before the second tick, more before the third. */
+static void test_inherited_mask(void)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-inherit-XXXXXX", cmd[8192];
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_snapshot *snap;
+	struct np_ctx *ctx;
+	unsigned widened[1000] = {0};
+
+	/* local is pinned to node 1 by its user. */
+	if (!fixture_copy(root, "engine-2node",
+			  "sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\tc/; "
+			  "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' 200/status"))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	CHECK(find_task(snap, 100) && find_task(snap, 100)->action.set_affinity);
+	/* local is not narrowed: its child 800 below has its user's mask,
+	 * the same CPUs. */
+	CHECK(find_task(snap, 200) && !find_task(snap, 200)->action.set_affinity);
+	np_snapshot_free(snap);
+	/* pid ppid CPUs: 500 and its child 600 carry the hog's narrowed
+	 * mask; 700 has a mask of its own; 800, a child of local, has the
+	 * same CPUs from local's user. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/proc' && %s && "
+		 "mk 500 100 c 2-3 && mk 600 500 c 2-3 && mk 700 100 3 0-1 && mk 800 200 c 2-3 && "
+		 "sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\tc/; "
+		 "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' 100/status 100/task/*/status",
+		 root, mk_process);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.tick_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	count_widened(engine, widened);
+	/* The third tick: 950's parent was given the mask back, 900's has
+	 * its own (listed before). */
+	snprintf(cmd, sizeof(cmd), "cd '%s/proc' && %s && mk 900 700 c 2-3 && mk 950 600 c 2-3",
+		 root, mk_process);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.tick_ms);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	count_widened(engine, widened);
 	CHECK_INT(widened[500], 1);
 	CHECK_INT(widened[600], 1);
 	CHECK_INT(widened[700], 0);
 	CHECK_INT(widened[800], 0);
-	np_snapshot_free(snap);
+	CHECK_INT(widened[900], 0);
+	CHECK_INT(widened[950], 1);
 	np_engine_free(engine);
 	np_clock_free(params.clock);
 	np_config_free(&cfg);

@@ -1050,9 +1050,10 @@ static void test_own_narrowing_is_not_pinning(void)
 }
 
 /* A home narrows only a task that runs: what it starts inherits the mask.
- * One under NP_HOME_MIN_CPU_PERCENT is placed as a pinned one is; once
+ * One under NP_HOME_MIN_CPU_PERCENT gets no home and its memory stays
+ * (its threads are free: memory sent after them would chase them); once
  * busy it is homed, and a home it has holds while it idles; pid 1 is
- * never narrowed. */
+ * never homed. */
 static void test_idle_tasks_are_not_narrowed(void)
 {
 	static const struct policy_case base = {
@@ -1072,9 +1073,11 @@ static void test_idle_tasks_are_not_narrowed(void)
 	b->input.hist = &hist;
 	b->input.cpu_percent = NP_HOME_MIN_CPU_PERCENT / 2;
 	decide(&b->machine, &b->cfg, &b->input, &a);
-	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
-	CHECK_STR(np_reason_name(a.reason), "hysteresis");
-	CHECK(strstr(a.reason_text, "move pages to node 0") != NULL);
+	CHECK(!a.set_affinity && !a.move_pages && !a.planned && !hist.narrowed);
+	CHECK_INT(a.kind, NP_ACTION_KEEP);
+	CHECK_STR(np_reason_name(a.reason), "idle");
+	CHECK(strstr(a.reason_text, "no home (2.5% of a CPU since its last look, under 5%): its memory stays") !=
+	      NULL);
 
 	b->input.cpu_percent = NP_HOME_MIN_CPU_PERCENT;
 	np_policy_history_init(&hist);
@@ -1097,7 +1100,9 @@ static void test_idle_tasks_are_not_narrowed(void)
 	b->task.pid = 1;
 	b->input.cpu_percent = 100;
 	decide(&b->machine, &b->cfg, &b->input, &a);
-	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
+	CHECK(!a.set_affinity && !a.move_pages && !a.planned && !hist.narrowed);
+	CHECK_STR(np_reason_name(a.reason), "launcher");
+	CHECK(strstr(a.reason_text, "no home (pid 1 starts every service)") != NULL);
 	unbuild(b);
 	free(b);
 }
@@ -1123,29 +1128,33 @@ static void test_launchers_are_not_narrowed(void)
 	b->machine.now_ms = 1000;
 	np_policy_history_init(&hist);
 	b->input.hist = &hist;
-	b->input.child_cpu_percent = NP_HOME_MIN_CPU_PERCENT;
+	b->input.launched = true;
+	b->input.launched_ms = 1000;
 	decide(&b->machine, &b->cfg, &b->input, &a);
-	CHECK(!a.set_affinity && !a.planned && !hist.narrowed);
+	CHECK(!a.set_affinity && !a.move_pages && !a.planned && !hist.narrowed);
+	CHECK_STR(np_reason_name(a.reason), "launcher");
+	CHECK(strstr(a.reason_text, "no home (it starts processes): its memory stays") != NULL);
 
 	/* Homed while it launched nothing; then it starts a build. */
 	np_policy_history_init(&hist);
-	b->input.child_cpu_percent = NP_HOME_MIN_CPU_PERCENT / 2;
+	b->input.launched = false;
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(a.set_affinity && !a.widen && hist.narrowed);
 	b->task.cpus_allowed = a.target_cpus;
 	b->machine.now_ms = 2000;
-	b->input.child_cpu_percent = 80;
+	b->input.launched = true;
+	b->input.launched_ms = 2000;
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK_INT(a.kind, NP_ACTION_MOVE);
 	CHECK_STR(np_reason_name(a.reason), "given-back");
 	CHECK(a.set_affinity && a.widen && cpus_are(&a.target_cpus, "0-63"));
 	CHECK(strstr(a.reason_text, "it starts processes") != NULL);
 	CHECK(!hist.narrowed);
+	CHECK_U64(hist.given_back_ms, 2000);
 
 	/* The build ended: no home for a minute after the last look that
 	 * saw it, then one. */
 	parse_cpus(&b->task.cpus_allowed, "0-63");
-	b->input.child_cpu_percent = 0;
 	b->machine.now_ms = 2000 + NP_POLICY_HOME_HOLD_MS - 1;
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(!a.set_affinity && !hist.narrowed);
