@@ -499,8 +499,9 @@ def throughput_section(results):
         if line.startswith("bench_migrate "):
             pages = int(line.split()[1])
             continue
-        m = re.match(r"^(\(\w\) .+?|    raw .+?)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+) ms\s+(\d+)$",
-                     line.rstrip())
+        # (a), (b), (c), (b2) ..., raw ..., other process ...
+        m = re.match(r"^(\(\w+\) .+?|    (?:raw|other process),? .+?)\s+([0-9.]+)\s+([0-9.]+)"
+                     r"\s+([0-9.]+) ms\s+(\d+)$", line.rstrip())
         if m and pages:
             name = m.group(1).strip()
             if name not in methods:
@@ -543,14 +544,25 @@ def throughput_section(results):
                    f"fell elsewhere).")
     for p in sizes:
         ours = methods.get("(b) numaplaced batched path", {}).get(p, (None,))[0]
+        # One thread's calls against one thread's.
         raw = [(v[p][0], n) for n, v in methods.items()
-               if not n.startswith("(b)") and p in v]
+               if not n.startswith("(b") and "threads" not in n and p in v]
         if ours is None or not raw:
             continue
         fastest, name = min(raw)
         out.append(f"- {p:,} pages: numaplaced's path {ours:.0f} ms against the fastest raw "
                    f"method here, {name.strip()}, {fastest:.0f} ms: ratio {ours / fastest:.2f} "
                    f"(goal: 1.05 or less).")
+    for p in sizes:
+        one = base[p]
+        movers = methods.get("(b2) numaplaced path, 2 movers", {}).get(p)
+        two = methods.get("other process, 512s, 2 threads", {}).get(p)
+        if one and movers:
+            out.append(f"- {p:,} pages: numaplaced's path with 2 movers {movers[0]:.0f} ms, "
+                       f"{one / movers[0]:.2f}x as fast as one move_pages call ({one:.0f} ms; "
+                       f"goal 1.5x), its longest call {movers[1]:.1f} ms (goal 25)"
+                       + (f"; 512-page calls from 2 threads of another process: "
+                          f"{two[0]:.0f} ms." if two else "."))
     for n in notes:
         out.append(f"- {n}")
     return out

@@ -2,7 +2,10 @@
 """Checks of report.py's placement table on made-up results: the median and
 the worst of each figure over several boots, a figure some runs lack, a
 boot's own no-balancing run as the user's affinity, and the layout of one
-boot without run directories (the user's affinity then the start's).
+boot without run directories (the user's affinity then the start's); and
+of its migration table: every method bench-migrate prints has its row,
+the 2-mover path is set against one call, and the one-thread path only
+against one thread's calls.
 
 usage: test-report.py
 """
@@ -45,6 +48,39 @@ def write_run(path, system, far_pages, stall, cpu_s=None, start_cpus="0-1", end_
 
 def cells(row):
     return [c.strip() for c in row.strip("|").split("|")]
+
+
+THROUGHPUT = """bench_migrate 100000
+method                                   total ms    ratio   longest call  on node B
+(a) one move_pages call                    3000.0     1.00      2999.0 ms     100000
+(b) numaplaced batched path                3300.0     1.10        21.0 ms     100000
+    raw move_pages, batches of 512         2900.0     0.97        20.0 ms     100000
+    other process, 512s, 1 thread          3200.0     1.07        20.5 ms     100000
+    other process, 512s, 2 threads         1600.0     0.53        22.0 ms     100000
+(b2) numaplaced path, 2 movers             2000.0     0.67        24.5 ms     100000
+end_bench_migrate
+"""
+
+
+def check_throughput():
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "throughput.txt"), "w") as f:
+            f.write(THROUGHPUT)
+        out = report.throughput_section(tmp)
+    rows = [line.split(" | ")[0].lstrip("| ") for line in out if line.startswith("| (")
+            or line.startswith("| raw") or line.startswith("| other")]
+    check("migration rows", rows,
+          ["(a) one move_pages call", "(b) numaplaced batched path",
+           "raw move_pages, batches of 512", "other process, 512s, 1 thread",
+           "other process, 512s, 2 threads", "(b2) numaplaced path, 2 movers"])
+    text = "\n".join(out)
+    check("2 movers against one call",
+          "numaplaced's path with 2 movers 2000 ms, 1.50x as fast as one move_pages call "
+          "(3000 ms; goal 1.5x), its longest call 24.5 ms (goal 25); 512-page calls from "
+          "2 threads of another process: 1600 ms." in text, True)
+    check("one thread against one thread",
+          "numaplaced's path 3300 ms against the fastest raw method here, raw move_pages, "
+          "batches of 512, 2900 ms: ratio 1.14" in text, True)
 
 
 def main():
@@ -127,9 +163,10 @@ def main():
             os.makedirs(os.path.join(many, f"run-{k}"))
         check("run order", [os.path.basename(d) for d in report.run_dirs(many)],
               ["run-1", "run-9", "run-10"])
+    check_throughput()
     for line in FAILED:
         print("FAIL " + line)
-    print(f"{'FAILED' if FAILED else 'ok'}: report.py's placement table")
+    print(f"{'FAILED' if FAILED else 'ok'}: report.py's placement and migration tables")
     return 1 if FAILED else 0
 
 
