@@ -970,24 +970,34 @@ static void test_partial_continues(void)
 
 /* The mask the policy set is not mistaken for the user's pinning, a mask
  * the user set over it is theirs, and one no longer wanted is given back. */
-static void test_own_narrowing_is_not_pinning(void)
+/* A 512 MiB task nobody pinned, 192 MiB on node 0 and 320 on node 1, its
+ * threads on node 0's CPUs, at 1 s on the machine's clock, decided with
+ * @hist (made fresh). */
+static struct built *build_unpinned(struct np_policy_history *hist)
 {
-	static const struct policy_case base = {
-	    .name = "narrowing",
+	static const struct policy_case unpinned = {
+	    .name = "unpinned",
 	    .topo = &two_nodes,
 	    .affinity = NP_AFFINITY_UNPINNED,
 	    .mem_mib = {192, 320},
 	    .threads = "0-3",
 	};
-	static const uint64_t all_on_1[MAX_TEST_NODES] = {0, 512};
 	struct built *b = malloc(sizeof(*b));
+
+	build(b, &unpinned);
+	b->machine.now_ms = 1000;
+	np_policy_history_init(hist);
+	b->input.hist = hist;
+	return b;
+}
+
+static void test_own_narrowing_is_not_pinning(void)
+{
+	static const uint64_t all_on_1[MAX_TEST_NODES] = {0, 512};
 	struct np_policy_history hist;
+	struct built *b = build_unpinned(&hist);
 	struct np_action a;
 
-	build(b, &base);
-	b->machine.now_ms = 1000;
-	np_policy_history_init(&hist);
-	b->input.hist = &hist;
 	/* Nobody pinned it: homed at the first look, threads narrowed first. */
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK_INT(a.kind, NP_ACTION_MOVE);
@@ -1056,21 +1066,10 @@ static void test_own_narrowing_is_not_pinning(void)
  * never homed. */
 static void test_idle_tasks_are_not_narrowed(void)
 {
-	static const struct policy_case base = {
-	    .name = "idle",
-	    .topo = &two_nodes,
-	    .affinity = NP_AFFINITY_UNPINNED,
-	    .mem_mib = {192, 320},
-	    .threads = "0-3",
-	};
-	struct built *b = malloc(sizeof(*b));
 	struct np_policy_history hist;
+	struct built *b = build_unpinned(&hist);
 	struct np_action a;
 
-	build(b, &base);
-	b->machine.now_ms = 1000;
-	np_policy_history_init(&hist);
-	b->input.hist = &hist;
 	b->input.cpu_percent = NP_HOME_MIN_CPU_PERCENT / 2;
 	decide(&b->machine, &b->cfg, &b->input, &a);
 	CHECK(!a.set_affinity && !a.move_pages && !a.planned && !hist.narrowed);
@@ -1113,21 +1112,10 @@ static void test_idle_tasks_are_not_narrowed(void)
  * that saw it launch. */
 static void test_launchers_are_not_narrowed(void)
 {
-	static const struct policy_case base = {
-	    .name = "launcher",
-	    .topo = &two_nodes,
-	    .affinity = NP_AFFINITY_UNPINNED,
-	    .mem_mib = {192, 320},
-	    .threads = "0-3",
-	};
-	struct built *b = malloc(sizeof(*b));
 	struct np_policy_history hist;
+	struct built *b = build_unpinned(&hist);
 	struct np_action a;
 
-	build(b, &base);
-	b->machine.now_ms = 1000;
-	np_policy_history_init(&hist);
-	b->input.hist = &hist;
 	b->input.launched = true;
 	b->input.launched_ms = 1000;
 	decide(&b->machine, &b->cfg, &b->input, &a);
