@@ -187,6 +187,10 @@ static enum np_task_keep keep_record(void *data, int pid, uint64_t start_ticks)
 		return NP_TASK_READ;
 	if (!np_sched_needs_read(&ts->sched, now))
 		return NP_TASK_KEEP;
+	/* What the children of a narrowed task used shows in its stat when
+	 * it reaps them, a moment no sample may catch: it is read. */
+	if (ts->hist && ts->hist->narrowed)
+		return NP_TASK_READ;
 	if ((engine->run_sampler || engine->runs_drain) && !ts->ran &&
 	    ts->read_ms >= engine->runs_since_ms &&
 	    now - ts->read_ms < UNCHANGED_MAX_PERIODS * engine->cfg.scan_period_max_ms)
@@ -974,7 +978,7 @@ static const struct np_task_state *narrowed_ancestor(const struct np_engine *eng
  * that first lists it, the threads that still have the mask get the one
  * the parent had before. Its own looks place it from there, as any task
  * nobody pinned. Left alone: a child whose mask is another (someone set
- * it, or it was born before the parent was narrowed). So is one the user
+ * it, or it was born before the parent was narrowed). Not so one the user
  * started pinned to exactly the home's CPUs (numactl --cpunodebind): that
  * cannot be told from an inherited mask, and it is widened too. Also
  * widened: a child the configuration excludes (the mask is still the
@@ -1118,10 +1122,21 @@ static int observe(struct np_engine *engine, struct tick *t)
 			st->repinned = false;
 		}
 	}
-	/* Every task passed over is counted under its reason. */
-	for (unsigned i = 0; i < t->plan.nr_verdicts; i++)
+	/* Every task passed over is counted under its reason. An idle
+	 * verdict (on a fresh read: a kept record is never judged idle)
+	 * starts the scheduler's window again: the engine's too, so that the
+	 * next look measures the same span, and a launch over the idle
+	 * spell is noted now, not averaged over all of it. */
+	for (unsigned i = 0; i < t->plan.nr_verdicts; i++) {
+		struct np_task_state *st = &engine->states.v[i];
+
 		if (t->plan.verdicts[i].reason < NP_REASON_COUNT)
 			skips[t->plan.verdicts[i].reason]++;
+		if (t->plan.verdicts[i].reason == NP_REASON_IDLE && st->looked) {
+			note_cpu_read(st, &t->list->tasks[i], t->list->ticks_per_s, t->now_ms);
+			st->last_look_ms = t->now_ms;
+		}
+	}
 	np_stats_add_skips(engine->stats, skips);
 	memcpy(engine->last_skips, skips, sizeof(skips));
 	engine->scanned_ms = t->now_ms;

@@ -380,15 +380,15 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
  * later inherits the narrowed mask (fork(2) copies it), so narrowing a task
  * that hardly runs gains nothing for it and confines what it launches: an
  * idle shell or supervisor homed to a node of one CPU runs its whole
- * pipeline there. Such a task is placed as a pinned one is (its memory
- * follows its threads, which go where the kernel runs them) until it uses
- * NP_HOME_MIN_CPU_PERCENT of a CPU between two looks; a home it has
- * already holds (once a minute at most, like any home). Neither is a task
- * whose children used that much meanwhile (a launcher: a build, a shell
- * loop, a server that forks a worker per request): children that run and
- * end between two ticks would all run on its home's CPUs, a load no plan
+ * pipeline there. Such a task gets no home, and its memory stays where it
+ * is (reason idle), until it uses NP_HOME_MIN_CPU_PERCENT of a CPU between
+ * two looks; a home it has already holds (once a minute at most, like any
+ * home). Neither is a task whose children, waited for, used that much
+ * between two reads (a launcher: a build, a shell loop, a server that
+ * forks a worker per request and waits for it): children that run and end
+ * between two ticks would all run on its home's CPUs, a load no plan
  * counted, and a home it has is given back. That holds for
- * NP_POLICY_HOME_HOLD_MS after the last look that saw it launch: one that
+ * NP_POLICY_HOME_HOLD_MS after the last read that saw it launch: one that
  * starts a process now and then is not homed and given back in turn. pid 1
  * is never narrowed: it starts every service of the machine.
  */

@@ -1381,6 +1381,83 @@ static int fake_drain(void *data, np_run_fn fn, void *fn_data)
 	return ret;
 }
 
+/* A narrowed task is read when due even if no sample saw it run (the CPU
+ * of children it reaped shows only in a read); and an idle verdict starts
+ * the window its next look measures CPU over. The hog is homed at the
+ * first tick (the fixture plays the dry run's actuator), local is pinned
+ * by its user; nobody runs after. */
+static void test_narrowed_reads_and_idle_window(void)
+{
+	struct fake_runs runs = {{0}, 0, 0};
+	struct np_engine_params params = {.dry_run = true, .runs_drain = fake_drain,
+					  .runs_data = &runs};
+	char root[] = "/tmp/np-engine-window-XXXXXX";
+	char cmd[4300];
+	const struct np_snap_task *hog;
+	struct np_snapshot *snap = NULL;
+	struct np_engine *engine;
+	struct np_stats *stats;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t reads, idle;
+
+	if (!fixture_copy(root, "engine-2node",
+			  "sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\\tc/; "
+			  "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\\t2-3/' 200/status"))
+		return;
+	np_config_init(&cfg);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	stats = np_engine_stats(engine);
+	CHECK_INT(np_engine_tick(engine, &snap), 0);
+	hog = snap ? find_task(snap, 100) : NULL;
+	CHECK(hog && hog->action.set_affinity);
+	np_snapshot_free(snap);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/proc' && sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\tc/; "
+		 "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' 100/status 100/task/*/status",
+		 root);
+	CHECK_INT(system(cmd), 0);
+	/* Its CPUs changed since the last look (to this dry run, someone
+	 * else's doing): looked at again. */
+	np_clock_advance(params.clock, cfg.scan_period_max_ms + 1000);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	/* Nobody ran: the hog alone is read, and found idle. */
+	reads = np_stats_listed(stats, false);
+	idle = np_stats_skips(stats, NP_REASON_IDLE);
+	np_clock_advance(params.clock, cfg.scan_period_max_ms + 1000);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_U64(np_stats_listed(stats, false) - reads, 1);
+	CHECK(np_stats_skips(stats, NP_REASON_IDLE) > idle);
+	CHECK_INT(np_engine_status(engine, &snap), 0);
+	hog = snap ? find_task(snap, 100) : NULL;
+	CHECK(hog && hog->live.looks == 2);
+	np_snapshot_free(snap);
+	snap = NULL;
+	/* 30 s of CPU in the next 61 s: its look measures 49%, over the
+	 * span since the idle verdict, not 25% since its last look. */
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s/proc' && sed -i 's/ 200000 0 0 0 20 / 203000 0 0 0 20 /' 100/stat", root);
+	CHECK_INT(system(cmd), 0);
+	np_clock_advance(params.clock, cfg.scan_period_max_ms + 1000);
+	CHECK_INT(np_engine_tick(engine, NULL), 0);
+	CHECK_INT(np_engine_status(engine, &snap), 0);
+	hog = snap ? find_task(snap, 100) : NULL;
+	CHECK(hog != NULL);
+	if (hog) {
+		CHECK_INT(hog->live.looks, 3);
+		CHECK(hog->live.cpu_percent > 48 && hog->live.cpu_percent < 50);
+	}
+	np_snapshot_free(snap);
+	np_engine_free(engine);
+	np_clock_free(params.clock);
+	np_config_free(&cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 /* With word of which processes ran, a task due to be read that did not
  * run since its last read keeps its record as unchanged; one that ran, a
  * drain that lost some, a scan that failed after a run and a record an
@@ -1648,6 +1725,7 @@ int main(void)
 	test_sampled_look();
 	test_sampled_too_big();
 	test_unchanged_records();
+	test_narrowed_reads_and_idle_window();
 	test_quiet_ticks();
 	return check_done();
 }
