@@ -63,11 +63,14 @@ struct np_call_model {
 /* Add a call of @pages that took @elapsed_ns. */
 void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed_ns);
 
-/* The call size for @target_ns: what fits beside the fixed cost; calls
- * stretch (up to four times the target) so that the fixed cost stays under
- * 5% of each, and when it would still be over half, to where it is half.
- * 0 until calls of different sizes give a fit. */
-unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns);
+/* The call size for @target_ns: what fits beside the fixed cost. With one
+ * call at a time (@in_flight 1) calls stretch (up to four times the target)
+ * so that the fixed cost stays under 5% of each; with several in flight
+ * one's fixed cost overlaps the others' copying and they keep to the
+ * target. Either way, when the fixed cost would be over half a call, to
+ * where it is half. 0 until calls of different sizes give a fit. */
+unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns,
+			     unsigned in_flight);
 
 /* The next batch size: scaled so a call of @batch pages that took
  * @elapsed_ns would take @target_ns; down at once, up half way, within

@@ -295,13 +295,19 @@ static void test_batch_size(void)
 
 /* The batch for 20 ms fitted from two calls of @a and @b pages, each
  * costing @fixed_ns plus @per_page_ns a page. */
-static unsigned fit_two_calls(unsigned a, unsigned b, uint64_t fixed_ns, uint64_t per_page_ns)
+static unsigned fit_calls_in_flight(unsigned a, unsigned b, uint64_t fixed_ns,
+				    uint64_t per_page_ns, unsigned in_flight)
 {
 	struct np_call_model m = {0};
 
 	np_call_model_add(&m, a, fixed_ns + a * per_page_ns);
 	np_call_model_add(&m, b, fixed_ns + b * per_page_ns);
-	return np_call_model_batch(&m, 20 * MS);
+	return np_call_model_batch(&m, 20 * MS, in_flight);
+}
+
+static unsigned fit_two_calls(unsigned a, unsigned b, uint64_t fixed_ns, uint64_t per_page_ns)
+{
+	return fit_calls_in_flight(a, b, fixed_ns, per_page_ns, 1);
 }
 
 static void test_call_model(void)
@@ -311,11 +317,11 @@ static void test_call_model(void)
 
 	/* No fixed cost, 50 us a page: 400 pages fill 20 ms. */
 	np_call_model_add(&m, 512, 512 * 50000ull);
-	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0); /* one size: no fit */
+	CHECK_INT(np_call_model_batch(&m, 20 * MS, 1), 0); /* one size: no fit */
 	np_call_model_add(&m, 512, 512 * 50000ull);
-	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS, 1), 0);
 	np_call_model_add(&m, 300, 300 * 50000ull);
-	n = np_call_model_batch(&m, 20 * MS);
+	n = np_call_model_batch(&m, 20 * MS, 1);
 	CHECK(n >= 399 && n <= 400);
 
 	/* 0.5 ms per call besides: a 20 ms call keeps it under 5%: 390 pages. */
@@ -330,16 +336,26 @@ static void test_call_model(void)
 	n = fit_two_calls(512, 100, 5 * MS, 50000);
 	CHECK(n >= 1499 && n <= 1500);
 
+	/* With two calls in flight neither stretches: 2 ms beside 18 ms of
+	 * pages, 360; 5 ms beside 15 ms, 300. */
+	n = fit_calls_in_flight(512, 100, 2 * MS, 50000, 2);
+	CHECK(n >= 359 && n <= 360);
+	n = fit_calls_in_flight(512, 100, 5 * MS, 50000, 4);
+	CHECK(n >= 299 && n <= 300);
+
 	/* A loaded machine: 100 ms per call before any page moves. No size
 	 * meets even 80 ms; calls grow until the fixed cost is half of each. */
 	n = fit_two_calls(512, 256, 100 * MS, 100000);
+	CHECK(n >= 999 && n <= 1000);
+	/* Calls in flight at once do the same: below half, nothing moves. */
+	n = fit_calls_in_flight(512, 256, 100 * MS, 100000, 2);
 	CHECK(n >= 999 && n <= 1000);
 
 	/* Noise that makes bigger calls quicker tells nothing. */
 	memset(&m, 0, sizeof(m));
 	np_call_model_add(&m, 512, 10 * MS);
 	np_call_model_add(&m, 256, 30 * MS);
-	CHECK_INT(np_call_model_batch(&m, 20 * MS), 0);
+	CHECK_INT(np_call_model_batch(&m, 20 * MS, 1), 0);
 
 	/* Clamped at both ends. */
 	CHECK_INT(fit_two_calls(100, 200, 0, 10), NP_BATCH_PAGES_MAX);
@@ -1029,6 +1045,11 @@ struct parallel_kernel {
 	atomic_ulong pages, region_pages;
 	uintptr_t lo, hi;
 	unsigned fail_call;
+	/* The slow_call-th region call (0: none) takes 100 ms; the calls
+	 * started while it runs are counted. */
+	unsigned slow_call;
+	atomic_bool slow_running;
+	atomic_uint calls_beside_slow;
 	atomic_ulong helper_stack; /* the biggest stack a call ran on, off the main thread */
 };
 
@@ -1065,7 +1086,15 @@ static long parallel_move_pages(void *data, int pid, unsigned long count, void *
 	most = atomic_load(&pk->most_in_flight);
 	while (now_in > most && !atomic_compare_exchange_weak(&pk->most_in_flight, &most, now_in))
 		;
-	usleep(2000);
+	if (region && call == pk->slow_call) {
+		atomic_store(&pk->slow_running, true);
+		usleep(100 * 1000);
+		atomic_store(&pk->slow_running, false);
+	} else {
+		if (atomic_load(&pk->slow_running))
+			atomic_fetch_add(&pk->calls_beside_slow, 1);
+		usleep(2000);
+	}
 	__atomic_fetch_add(&virtual_ns, count * 312500, __ATOMIC_RELAXED);
 	atomic_fetch_sub(&pk->in_flight, 1);
 	if (region && call == pk->fail_call)
@@ -1080,7 +1109,7 @@ static long parallel_move_pages(void *data, int pid, unsigned long count, void *
 
 /* Movers: batches moved by several calls at once move every page, with
  * calls at once when there are several movers and never more than them;
- * a call that fails leaves what the others of its group moved counted,
+ * a call that fails leaves what the others moved counted,
  * and its error is the action's. */
 static void test_movers(void)
 {
@@ -1139,9 +1168,9 @@ static void test_movers(void)
 		reap(child);
 
 		/* The second call in the region fails: with one mover it is
-		 * the last call, with four the others of its group are made
-		 * too; every page a call moved is counted, and the action
-		 * fails. */
+		 * the last call, with four no call starts once the failure is
+		 * taken back; every page a call moved is counted, and the
+		 * action fails. */
 		child = spawn_region_child(4000, 1, &addr);
 		CHECK(child > 0);
 		if (child <= 0) {
@@ -1157,17 +1186,70 @@ static void test_movers(void)
 		live_task(&task, child);
 		np_act_task_init(&at);
 		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), -EIO);
+		/* With four, the calls in flight when it failed are made, and
+		 * so is one more for each mover whose call was taken back
+		 * before the failed one (any made call is taken first): at
+		 * most twice the movers of the region's 63 calls. */
 		if (movers == 1)
 			CHECK_INT(atomic_load(&pk.region_calls), 2);
 		else
 			CHECK(atomic_load(&pk.region_calls) > 2 &&
-			      atomic_load(&pk.region_calls) <= 1 + movers);
+			      atomic_load(&pk.region_calls) <= 2 * movers);
 		CHECK(atomic_load(&pk.region_pages) > 0);
 		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
 		np_act_task_release(&at);
 		reap(child);
 		np_actuator_free(act);
 	}
+	teardown(ctx, topo, stats);
+}
+
+/* Movers do not wait for each other: while one call takes 100 ms, the
+ * other mover makes call after call (2 ms each), where calls handed out in
+ * groups would have waited for the slow one. */
+static void test_movers_not_in_step(void)
+{
+	static struct parallel_kernel pk;
+	struct np_actuator_sys sys = fake_sys;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_act_task at;
+	struct np_task task;
+	uintptr_t addr = 0;
+	int child;
+
+	sys.move_pages = parallel_move_pages;
+	sys.data = &pk;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.sys = &sys;
+	params.batch_target_ms = 20;
+	params.batch_pages = 64;
+	params.movers = 2;
+	virtual_ns = 7000 * SEC;
+	memset(&pk, 0, sizeof(pk));
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	child = spawn_region_child(4000, 1, &addr);
+	CHECK(child > 0);
+	if (child > 0) {
+		pk.lo = addr;
+		pk.hi = addr + 4000 * 4096ul;
+		pk.slow_call = 2;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
+		CHECK_U64(atomic_load(&pk.region_pages), 4000);
+		/* 100 ms of 2 ms calls: some 40 can start; in step, one. */
+		CHECK(atomic_load(&pk.calls_beside_slow) >= 10);
+		printf("     %u calls beside a slow one\n", atomic_load(&pk.calls_beside_slow));
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(act);
 	teardown(ctx, topo, stats);
 }
 
@@ -1736,6 +1818,7 @@ int main(void)
 	test_huge_blocks_whole();
 	test_stop_hook();
 	test_movers();
+	test_movers_not_in_step();
 	test_move_off_thread();
 	np_memory_reader_free(mem_reader);
 	return check_done();
