@@ -1193,8 +1193,13 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 	 * it said was already in place. */
 	for (uint64_t addr = c->start;
 	     addr < c->end && !ms->stop && found < c->misplaced && !stop_requested(ms);) {
+		/* A dense range has no lookup to keep short: its chunks are as
+		 * big as the scratch (lookups start at a quarter of it), and
+		 * the movers wait for each other's last call at a chunk's end
+		 * less often. */
+		unsigned most = c->dense_src >= 0 ? QUERY_PAGES : act->query_pages;
 		uint64_t left = (c->end - addr) / c->page_bytes;
-		unsigned n = left < act->query_pages ? (unsigned)left : act->query_pages;
+		unsigned n = left < most ? (unsigned)left : most;
 		struct np_page_plan plan;
 		int err;
 
