@@ -52,6 +52,28 @@ static void tree_remove(const char *root)
 
 /* The one-shot report: every user task shown, each with what the daemon
  * would do and why. */
+/* An engine on the fixture tree at @root with @cfg, on a virtual clock at
+ * 1,000 s (set in @params with the context). */
+static void engine_start(const char *root, struct np_engine_params *params,
+			 const struct np_config *cfg, struct np_ctx **ctx, struct np_engine **engine)
+{
+	CHECK_INT(np_ctx_new(root, ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params->clock), 0);
+	params->ctx = *ctx;
+	CHECK_INT(np_engine_new(params, cfg, engine), 0);
+}
+
+/* What engine_start made, the configuration and the tree, freed. */
+static void engine_end(const char *root, struct np_engine_params *params, struct np_config *cfg,
+		       struct np_ctx *ctx, struct np_engine *engine)
+{
+	np_engine_free(engine);
+	np_clock_free(params->clock);
+	np_config_free(cfg);
+	np_ctx_free(ctx);
+	tree_remove(root);
+}
+
 static void test_report_decisions(void)
 {
 	struct np_config cfg;
@@ -140,10 +162,7 @@ static void test_repinned_due(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	quarter = cfg.scan_period_min_ms / 4;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_U64(reads_after(engine, params.clock, 0), 2); /* hog and local */
 	/* Within the period, nothing changed: nothing read. */
 	CHECK_U64(reads_after(engine, params.clock, quarter), 2);
@@ -160,11 +179,7 @@ static void test_repinned_due(void)
 	/* And not again while its CPUs stay. */
 	CHECK_U64(reads_after(engine, params.clock, quarter), 3);
 
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* The hog's (pid 100's) CPU time in clock ticks, user mode. */
@@ -323,11 +338,7 @@ static void test_repinned_when_due(void)
 	CHECK_U64(waited, max + min);
 	expect_hog_cpu(engine, 100.0 * (double)min / (double)waited, "re-pinned at every tick");
 
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* A hold that ended in an idle look (no read) is over: the task's next
@@ -385,11 +396,7 @@ static void test_repinned_after_idle(void)
 	CHECK_INT(hog_looks(engine), looks + 1);
 	expect_hog_cpu(engine, 50, "re-pinned after an idle look");
 
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 static int count_listed(void *data, const struct np_task_list *list)
@@ -542,10 +549,7 @@ static void test_machine_read_when_deciding(void)
 	np_config_init(&cfg);
 	cfg.affinity = NP_AFFINITY_NEVER;
 	cfg.min_cpu_percent = 0;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && sed -i 's/MemFree: .*/MemFree:  524288 kB/' "
@@ -584,11 +588,7 @@ static void test_machine_read_when_deciding(void)
 	CHECK(snap && snap->topo->nr_nodes == 4);
 	np_snapshot_free(snap);
 
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* With the defaults a task nobody pinned gets a home: the hog's memory is
@@ -670,10 +670,7 @@ static void test_narrowed_waits(void)
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.migrate_rate_mb_s = 1;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	/* The hog's move spends the second's budget; local's pages wait. */
 	e = find_task(snap, 100);
@@ -694,11 +691,7 @@ static void test_narrowed_waits(void)
 	}
 	free(saved);
 	np_snapshot_free(snap);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* Count the dry run's mask changes to CPUs 0-3 of the processes from 500
@@ -759,10 +752,7 @@ static void test_inherited_mask(void)
 		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	CHECK(find_task(snap, 100) && find_task(snap, 100)->action.set_affinity);
 	/* local is not narrowed: its child 800 below has its user's mask,
@@ -796,11 +786,7 @@ static void test_inherited_mask(void)
 	CHECK_INT(widened[800], 0);
 	CHECK_INT(widened[900], 0);
 	CHECK_INT(widened[950], 1);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* Memory the actuator will not move (under the task's own policy, or file
@@ -952,10 +938,7 @@ static void test_status(void)
 		return;
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	/* Before the first tick there is nothing to show. */
 	CHECK_INT(np_engine_status(engine, &snap), -EAGAIN);
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
@@ -1030,11 +1013,7 @@ static void test_status(void)
 	free(text);
 out:
 	np_snapshot_free(snap);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* One odd file leaves its task out of the cycle, counted as a failed
@@ -1060,10 +1039,7 @@ static void test_odd_files(void)
 	cfg.scan_delay_ms = 0;
 	cfg.min_cpu_percent = 0;
 	cfg.min_rss_mb = 0;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	stats = np_engine_stats(engine);
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	/* young and small are read; hog and local are not, and say why. */
@@ -1077,11 +1053,7 @@ static void test_odd_files(void)
 	CHECK_INT(np_engine_look_once(ctx, &cfg, 0, &snap), 0);
 	CHECK(snap && find_task(snap, 300) && !find_task(snap, 100));
 	np_snapshot_free(snap);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* Take CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH out of the effective set
@@ -1229,10 +1201,7 @@ static void test_sampled_look(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	max = cfg.scan_period_max_ms;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_INT(look_after(engine, params.clock, 0), READ); /* the first look */
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	/* 1,024 pages, all on node 1, say so: no more are looked up. */
@@ -1275,11 +1244,7 @@ static void test_sampled_look(void)
 	CHECK_INT(look_after(engine, params.clock, cfg.scan_period_min_ms), READ);
 	CHECK_INT(look_after(engine, params.clock, max), SAMPLED);
 	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 7);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* A task too big for a node, kept within both, gets sampled looks too:
@@ -1316,10 +1281,7 @@ static void test_sampled_too_big(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	max = cfg.scan_period_max_ms;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_INT(np_engine_tick(engine, &snap), 0); /* the first look: numa_maps */
 	e = snap ? find_task(snap, 200) : NULL;
 	CHECK(e && e->picked && e->action.kind == NP_ACTION_KEEP &&
@@ -1355,11 +1317,7 @@ static void test_sampled_too_big(void)
 	CHECK_INT(system(cmd), 0);
 	CHECK_INT(look_after(engine, params.clock, max), READ);
 	CHECK_U64(np_engine_sched_counters(engine)->sampled_looks, 4);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* Which processes "ran", as a test says: reported at the next drain. */
@@ -1406,10 +1364,7 @@ static void test_narrowed_reads_and_idle_window(void)
 			  "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\\t2-3/' 200/status"))
 		return;
 	np_config_init(&cfg);
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	stats = np_engine_stats(engine);
 	CHECK_INT(np_engine_tick(engine, &snap), 0);
 	hog = snap ? find_task(snap, 100) : NULL;
@@ -1451,11 +1406,7 @@ static void test_narrowed_reads_and_idle_window(void)
 		CHECK(hog->live.cpu_percent > 48 && hog->live.cpu_percent < 50);
 	}
 	np_snapshot_free(snap);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* With word of which processes ran, a task due to be read that did not
@@ -1481,10 +1432,7 @@ static void test_unchanged_records(void)
 		return;
 	np_config_init(&cfg);
 	cfg.min_rss_mb = 1048576;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	stats = np_engine_stats(engine);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(np_stats_listed(stats, false), 5);
@@ -1537,11 +1485,7 @@ static void test_unchanged_records(void)
 	CHECK_U64(unchanged, 0);
 #undef NEXT_TICK
 
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 /* With the connector and word of which processes ran, a tick at which
@@ -1573,10 +1517,7 @@ static void test_quiet_ticks(void)
 	cfg.min_rss_mb = 1048576;
 	CHECK_INT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
 	CHECK_INT(np_proc_events_adopt(sv[0], &params.events), 0);
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	engine_start(root, &params, &cfg, &ctx, &engine);
 	stats = np_engine_stats(engine);
 	CHECK_INT(np_engine_tick(engine, NULL), 0);
 	CHECK_U64(np_stats_listed(stats, false), 5);
@@ -1698,11 +1639,7 @@ static void test_quiet_ticks(void)
 #undef NEXT_TICK
 
 	close(sv[1]);
-	np_engine_free(engine);
-	np_clock_free(params.clock);
-	np_config_free(&cfg);
-	np_ctx_free(ctx);
-	tree_remove(root);
+	engine_end(root, &params, &cfg, ctx, engine);
 }
 
 int main(void)
