@@ -2,6 +2,7 @@
 #include "runsample.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,12 +48,13 @@ static void ring_copy(const unsigned char *ring, uint64_t size, uint64_t pos, vo
 	memcpy((unsigned char *)dst + first, ring, len - first);
 }
 
-int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
-			 np_run_fn fn, void *data)
+int np_perf_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
+			  size_t body_len, np_perf_sample_fn fn, void *data)
 {
+	unsigned char body[NP_PERF_BODY_MAX];
 	bool lost = false;
 
-	if (!size || (size & (size - 1)) || head - tail > size)
+	if (!size || (size & (size - 1)) || head - tail > size || body_len > sizeof(body))
 		return -EINVAL;
 	/* Full, or nearly: the kernel drops what does not fit, and records
 	 * the loss only once a record of it fits. */
@@ -60,7 +62,6 @@ int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail
 		lost = true;
 	while (tail != head) {
 		struct perf_event_header h;
-		struct sample_tid s;
 
 		if (head - tail < sizeof(h))
 			return -EINVAL;
@@ -68,17 +69,40 @@ int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail
 		if (h.size < sizeof(h) || h.size > head - tail)
 			return -EINVAL;
 		if (h.type == PERF_RECORD_SAMPLE) {
-			if (h.size < sizeof(h) + sizeof(s))
+			if (h.size < sizeof(h) + body_len)
 				return -EINVAL;
-			ring_copy(ring, size, tail + sizeof(h), &s, sizeof(s));
-			if (s.pid > 0 && s.pid <= INT32_MAX)
-				fn(data, (int)s.pid);
+			ring_copy(ring, size, tail + sizeof(h), body, body_len);
+			fn(data, body);
 		} else if (h.type == PERF_RECORD_LOST) {
 			lost = true;
 		}
 		tail += h.size;
 	}
 	return lost ? -ENOBUFS : 0;
+}
+
+struct run_parse {
+	np_run_fn fn;
+	void *data;
+};
+
+static void on_run_sample(void *data, const void *body)
+{
+	const struct run_parse *rp = data;
+	struct sample_tid s;
+
+	memcpy(&s, body, sizeof(s));
+	if (s.pid > 0 && s.pid <= INT32_MAX)
+		rp->fn(rp->data, (int)s.pid);
+}
+
+int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
+			 np_run_fn fn, void *data)
+{
+	struct run_parse rp = {fn, data};
+
+	return np_perf_records_parse(ring, size, tail, head, sizeof(struct sample_tid),
+				     on_run_sample, &rp);
 }
 
 static int open_cpu(unsigned cpu, unsigned hz, size_t ring_len, size_t map_len, struct run_cpu *out)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bitmap.h"
@@ -25,6 +26,23 @@ struct np_run_sampler;
 
 /* Called with each process a sample found running (repeats allowed). */
 typedef void (*np_run_fn)(void *data, int pid);
+
+/* Longest sample body np_perf_records_parse() hands over. */
+#define NP_PERF_BODY_MAX 64
+
+/* Called with the first bytes of each sample's body (after its header). */
+typedef void (*np_perf_sample_fn)(void *data, const void *body);
+
+/* The records between @tail and @head of a perf ring buffer of @size bytes
+ * (a power of two) at @ring, as the kernel wrote them (pure): the first
+ * @body_len bytes (at most NP_PERF_BODY_MAX) of each sample's body are
+ * passed to @fn. Returns 0, -ENOBUFS when samples may have been lost (the
+ * kernel says so, or the ring is too full for it to have said so; the
+ * others are still passed on), or -EINVAL for a ring whose records do not
+ * add up or a sample shorter than @body_len (those before the bad one are
+ * passed on). */
+int np_perf_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
+			  size_t body_len, np_perf_sample_fn fn, void *data);
 
 /* The records between @tail and @head of a perf ring buffer of @size bytes
  * (a power of two) at @ring, as the kernel wrote them (pure): each sample's

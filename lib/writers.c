@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "writers.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "runsample.h"
+
+/* A sample as PERF_SAMPLE_TID | PERF_SAMPLE_ADDR lays it out. */
+struct sample_tid_addr {
+	uint32_t pid, tid;
+	uint64_t addr;
+};
+
+/* Bit 55 of a pagemap entry: the page was written since the last clear. */
+#define PAGEMAP_SOFT_DIRTY (1ull << 55)
+
+static int by_block_then_tid(const void *a, const void *b)
+{
+	const struct np_write_sample *x = a, *y = b;
+	uint64_t bx = x->addr >> NP_WRITERS_BLOCK_SHIFT, by = y->addr >> NP_WRITERS_BLOCK_SHIFT;
+
+	if (bx != by)
+		return bx < by ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int np_writers_attribute(struct np_write_sample *s, size_t n, struct np_writer_block **out,
+			 unsigned *nr)
+{
+	struct np_writer_block *v;
+	unsigned k = 0;
+
+	*out = NULL;
+	*nr = 0;
+	if (!n)
+		return 0;
+	qsort(s, n, sizeof(*s), by_block_then_tid);
+	/* At most one block per sample. */
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start = s[i].addr >> NP_WRITERS_BLOCK_SHIFT << NP_WRITERS_BLOCK_SHIFT;
+
+		if (!k || v[k - 1].start != start)
+			v[k++] = (struct np_writer_block){start, s[i].tid, 0};
+		else if (v[k - 1].tid != s[i].tid)
+			v[k - 1].tid = -1;
+		v[k - 1].faults++;
+	}
+	*out = v;
+	*nr = k;
+	return 0;
+}
+
+static int clear_soft_dirty(int pid)
+{
+	char path[64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (write(fd, "4", 1) != 1)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int soft_dirty_of(int pagemap, const volatile char *page, long page_size, bool *dirty)
+{
+	uint64_t entry;
+	off_t at = (off_t)((uintptr_t)page / (uintptr_t)page_size * sizeof(entry));
+
+	if (pread(pagemap, &entry, sizeof(entry), at) != (ssize_t)sizeof(entry))
+		return -EIO;
+	*dirty = entry & PAGEMAP_SOFT_DIRTY;
+	return 0;
+}
+
+int np_writers_probe(void)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	volatile char *page;
+	bool before = false, after = false;
+	int pagemap, err;
+
+	if (page_size <= 0)
+		return -EINVAL;
+	page = mmap(NULL, (size_t)page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	if (page == MAP_FAILED)
+		return -errno;
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pagemap < 0) {
+		err = -errno;
+		goto out;
+	}
+	page[0] = 1;
+	err = clear_soft_dirty(getpid());
+	if (!err)
+		err = soft_dirty_of(pagemap, page, page_size, &before);
+	page[0] = 2;
+	if (!err)
+		err = soft_dirty_of(pagemap, page, page_size, &after);
+	/* Without CONFIG_MEM_SOFT_DIRTY the bit is never set (the write of
+	 * "4" is accepted and does nothing). */
+	if (!err && (before || !after))
+		err = -EOPNOTSUPP;
+	close(pagemap);
+out:
+	munmap((void *)page, (size_t)page_size);
+	return err;
+}
+
+struct writer_thread {
+	int tid;
+	int fd;
+	unsigned char *map; /* the control page, then the ring */
+};
+
+struct np_writers {
+	struct writer_thread *t;
+	unsigned nr;
+	size_t page_size, ring_len, map_len;
+};
+
+static int open_thread(int tid, size_t map_len, struct writer_thread *out)
+{
+	struct perf_event_attr attr = {
+	    .type = PERF_TYPE_SOFTWARE,
+	    .size = sizeof(attr),
+	    .config = PERF_COUNT_SW_PAGE_FAULTS,
+	    .sample_period = 1,
+	    .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR,
+	    /* Faults in user space only: the task's own accesses. */
+	    .exclude_kernel = 1,
+	    .exclude_hv = 1,
+	    /* Nobody waits on the fd. */
+	    .watermark = 1,
+	    .wakeup_watermark = (uint32_t)(map_len / 2),
+	};
+	long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	void *map;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (map == MAP_FAILED) {
+		int err = -errno;
+
+		close((int)fd);
+		return err;
+	}
+	out->tid = tid;
+	out->fd = (int)fd;
+	out->map = map;
+	return 0;
+}
+
+int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, unsigned ring_kib,
+		     struct np_writers **out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct np_writers *w;
+	int err = 0;
+
+	*out = NULL;
+	if (!np_ctx_is_live(ctx))
+		return -EOPNOTSUPP;
+	if (pid <= 0 || !nr || page <= 0 || ring_kib > (64u << 10))
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->t = calloc(nr, sizeof(*w->t)))) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->page_size = (size_t)page;
+	w->ring_len = w->page_size;
+	while (w->ring_len < (size_t)ring_kib << 10)
+		w->ring_len *= 2;
+	w->map_len = w->page_size + w->ring_len;
+	for (unsigned i = 0; i < nr; i++) {
+		err = open_thread(tids[i], w->map_len, &w->t[w->nr]);
+		if (err == -ESRCH) {
+			err = 0; /* exited since it was listed */
+			continue;
+		}
+		if (err)
+			break;
+		w->nr++;
+	}
+	if (!err && !w->nr)
+		err = -ESRCH;
+	/* The events first: a write between the clear and its thread's
+	 * event would be missed. */
+	if (!err)
+		err = clear_soft_dirty(pid);
+	if (err) {
+		np_writers_free(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+struct collecting {
+	struct np_write_sample *s;
+	size_t n, cap;
+	bool failed;
+};
+
+static void on_write(void *data, const void *body)
+{
+	struct collecting *c = data;
+	struct sample_tid_addr rec;
+
+	memcpy(&rec, body, sizeof(rec));
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+		struct np_write_sample *s = realloc(c->s, cap * sizeof(*s));
+
+		if (!s) {
+			c->failed = true;
+			return;
+		}
+		c->s = s;
+		c->cap = cap;
+	}
+	if (rec.tid > 0 && rec.tid <= INT32_MAX)
+		c->s[c->n++] = (struct np_write_sample){(int)rec.tid, rec.addr};
+}
+
+int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t *n,
+		       unsigned *overflowed)
+{
+	struct collecting c = {0};
+
+	*s = NULL;
+	*n = 0;
+	*overflowed = 0;
+	for (unsigned i = 0; i < w->nr; i++) {
+		struct perf_event_mmap_page *meta = (void *)w->t[i].map;
+		uint64_t head, tail = meta->data_tail;
+
+		/* Stopped first, so that its ring holds still while read. */
+		ioctl(w->t[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+		if (np_perf_records_parse(w->t[i].map + w->page_size, w->ring_len, tail, head,
+					  sizeof(struct sample_tid_addr), on_write, &c))
+			(*overflowed)++;
+		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	}
+	if (c.failed) {
+		free(c.s);
+		return -ENOMEM;
+	}
+	*s = c.s;
+	*n = c.n;
+	return 0;
+}
+
+void np_writers_free(struct np_writers *w)
+{
+	if (!w)
+		return;
+	for (unsigned i = 0; i < w->nr; i++) {
+		munmap(w->t[i].map, w->map_len);
+		close(w->t[i].fd);
+	}
+	free(w->t);
+	free(w);
+}

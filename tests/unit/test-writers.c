@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "check.h"
+#include "runsample.h"
+#include "writers.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#define MIB (UINT64_C(1) << 20)
+
+/* ---- attribution ---- */
+
+static void test_attribute(void)
+{
+	/* Out of order: thread 7 alone in the block at 2 MiB, 8 alone in the
+	 * one at 6 MiB, both in the one at 4 MiB. */
+	struct np_write_sample s[] = {
+	    {8, 6 * MIB + 4096}, {7, 2 * MIB}, {7, 4 * MIB + 8192}, {8, 4 * MIB},
+	    {7, 2 * MIB + 2 * MIB - 1}, {8, 7 * MIB}, {7, 3 * MIB},
+	};
+	struct np_writer_block *b;
+	unsigned nr;
+
+	CHECK_INT(np_writers_attribute(s, sizeof(s) / sizeof(s[0]), &b, &nr), 0);
+	CHECK_INT(nr, 3);
+	if (nr == 3) {
+		CHECK_U64(b[0].start, 2 * MIB);
+		CHECK_INT(b[0].tid, 7);
+		CHECK_INT(b[0].faults, 3);
+		CHECK_U64(b[1].start, 4 * MIB);
+		CHECK_INT(b[1].tid, -1);
+		CHECK_INT(b[1].faults, 2);
+		CHECK_U64(b[2].start, 6 * MIB);
+		CHECK_INT(b[2].tid, 8);
+		CHECK_INT(b[2].faults, 2);
+	}
+	free(b);
+	CHECK_INT(np_writers_attribute(s, 0, &b, &nr), 0);
+	CHECK(b == NULL);
+	CHECK_INT(nr, 0);
+}
+
+/* ---- rings of TID and ADDR samples ---- */
+
+#define RING 256
+
+struct ring {
+	unsigned char buf[RING];
+	uint64_t head;
+};
+
+static void put(struct ring *r, const void *rec, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		r->buf[(r->head + i) % RING] = ((const unsigned char *)rec)[i];
+	r->head += len;
+}
+
+static void put_write(struct ring *r, uint32_t tid, uint64_t addr, uint16_t size)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t addr;
+	} rec = {{PERF_RECORD_SAMPLE, 0, size}, 1, tid, addr};
+
+	put(r, &rec, size);
+}
+
+struct got {
+	uint64_t addr[64];
+	uint32_t tid[64];
+	unsigned nr;
+};
+
+static void on_body(void *data, const void *body)
+{
+	struct got *g = data;
+	struct {
+		uint32_t pid, tid;
+		uint64_t addr;
+	} rec;
+
+	memcpy(&rec, body, sizeof(rec));
+	if (g->nr < 64) {
+		g->tid[g->nr] = rec.tid;
+		g->addr[g->nr++] = rec.addr;
+	}
+}
+
+static void test_ring(void)
+{
+	struct ring r = {{0}, 0};
+	struct got g = {{0}, {0}, 0};
+	uint64_t tail;
+
+	/* Eight records of 24 bytes from 200 on: they wrap the ring. */
+	r.head = 200;
+	tail = r.head;
+	for (unsigned i = 0; i < 8; i++)
+		put_write(&r, 100 + i, 0x7f0000000000ull + i * 4096, 24);
+	CHECK_INT(np_perf_records_parse(r.buf, RING, tail, r.head, 16, on_body, &g), 0);
+	CHECK_INT(g.nr, 8);
+	CHECK_INT(g.tid[7], 107);
+	CHECK_U64(g.addr[5], 0x7f0000000000ull + 5 * 4096);
+	/* A sample too short for the fields asked: the ring does not add up. */
+	r.head = tail = 0;
+	put_write(&r, 1, 2, 16);
+	g.nr = 0;
+	CHECK_INT(np_perf_records_parse(r.buf, RING, tail, r.head, 16, on_body, &g), -EINVAL);
+	CHECK_INT(g.nr, 0);
+	/* More than a body can hold. */
+	CHECK_INT(np_perf_records_parse(r.buf, RING, 0, 0, NP_PERF_BODY_MAX + 1, on_body, &g),
+		  -EINVAL);
+}
+
+/* ---- the live machine ---- */
+
+/* A child whose two threads each write a region of their own when told
+ * (first writes to fresh pages fault as the writes after a clear do). */
+struct toucher {
+	char *mem;
+	size_t len;
+	int go, tid_out, done;
+};
+
+static void *toucher_main(void *arg)
+{
+	struct toucher *t = arg;
+	int tid = (int)syscall(SYS_gettid);
+	char c;
+
+	if (write(t->tid_out, &tid, sizeof(tid)) != sizeof(tid) || read(t->go, &c, 1) != 1)
+		return NULL;
+	for (size_t off = 0; off < t->len; off += 4096)
+		t->mem[off] = 1;
+	c = 'd';
+	if (write(t->done, &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+static bool inside(uint64_t start, const char *mem, size_t len)
+{
+	return start >= (uintptr_t)mem && start + (1u << NP_WRITERS_BLOCK_SHIFT) <= (uintptr_t)mem + len;
+}
+
+static void test_live(void)
+{
+	const size_t len = 8 * MIB;
+	struct toucher t[2];
+	int go[2][2], tids[2][2], done[2], err, tid[2];
+	char *mem[2];
+	struct np_writers *w = NULL;
+	struct np_write_sample *s = NULL;
+	struct np_writer_block *b = NULL;
+	struct np_ctx *ctx, *fixture;
+	char root[] = "/tmp/np-writers-XXXXXX";
+	unsigned overflowed, nr, alone[2] = {0, 0}, wrong = 0;
+	size_t n;
+	pid_t pid;
+
+	err = np_writers_probe();
+	CHECK(err == 0 || err == -EOPNOTSUPP);
+	printf("soft-dirty bits on this kernel: %s\n", err ? "no" : "yes");
+
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	CHECK(mkdtemp(root) != NULL);
+	CHECK_INT(np_ctx_new(root, &fixture), 0);
+	CHECK_INT(np_writers_start(fixture, 1, (int[]){1}, 1, 64, &w), -EOPNOTSUPP);
+	np_ctx_free(fixture);
+	rmdir(root);
+	CHECK_INT(np_writers_start(ctx, 0, (int[]){1}, 1, 64, &w), -EINVAL);
+	CHECK_INT(np_writers_start(ctx, 1, NULL, 0, 64, &w), -EINVAL);
+
+	for (int i = 0; i < 2; i++) {
+		mem[i] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(mem[i] != MAP_FAILED && pipe(go[i]) == 0 && pipe(tids[i]) == 0);
+	}
+	CHECK(pipe(done) == 0);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t th[2];
+
+		for (int i = 0; i < 2; i++) {
+			t[i] = (struct toucher){mem[i], len, go[i][0], tids[i][1], done[1]};
+			pthread_create(&th[i], NULL, toucher_main, &t[i]);
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK(read(tids[i][0], &tid[i], sizeof(tid[i])) == sizeof(tid[i]));
+	err = np_writers_start(ctx, pid, tid, 2, 256, &w);
+	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
+		printf("skipped: no write samples here (%s)\n", strerror(-err));
+		goto out;
+	}
+	CHECK_INT(err, 0);
+	if (err)
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		char c = 'g';
+
+		CHECK(write(go[i][1], &c, 1) == 1);
+		CHECK(read(done[0], &c, 1) == 1);
+	}
+	CHECK_INT(np_writers_collect(w, &s, &n, &overflowed), 0);
+	CHECK(n > 0);
+	CHECK_INT(np_writers_attribute(s, n, &b, &nr), 0);
+	for (unsigned k = 0; k < nr; k++) {
+		for (int i = 0; i < 2; i++) {
+			if (!inside(b[k].start, mem[i], len))
+				continue;
+			if (b[k].tid == tid[i])
+				alone[i]++;
+			else
+				wrong++;
+		}
+	}
+	/* Each full block of a region was written by its own thread alone
+	 * (a region of 8 MiB holds three at least). */
+	CHECK(alone[0] >= 3);
+	CHECK(alone[1] >= 3);
+	CHECK_INT(wrong, 0);
+	if (overflowed)
+		printf("note: %u rings overflowed\n", overflowed);
+out:
+	free(s);
+	free(b);
+	np_writers_free(w);
+	np_writers_free(NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	np_ctx_free(ctx);
+}
+
+int main(void)
+{
+	test_attribute();
+	test_ring();
+	test_live();
+	return check_done();
+}
