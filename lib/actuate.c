@@ -608,8 +608,9 @@ static int action_end(struct np_actuator *act, struct np_act_task *at, const str
 
 struct candidate {
 	uint64_t start, end, page_bytes;
-	uint64_t misplaced; /* pages numa_maps counted off the target */
+	uint64_t misplaced; /* pages numa_maps counted off the target; UINT64_MAX: unknown */
 	int dense_src;	    /* every page present and on this node; -1: look them up */
+	int target;	    /* where its pages go */
 };
 
 struct collect {
@@ -678,15 +679,46 @@ static void collect_vma(struct collect *col, const struct np_task_memory *mem,
 	 * lookup would only say so page by page. */
 	if (dense_src < 0 || dense_src >= NP_MAX_NODES || misplaced != span)
 		dense_src = -1;
-	col->c[col->nr++] =
-	    (struct candidate){range->start, range->end, vma->page_bytes, misplaced, dense_src};
+	col->c[col->nr++] = (struct candidate){range->start,	 range->end, vma->page_bytes,
+					       misplaced,	 dense_src,  col->target};
 	col->misplaced_bytes += misplaced * vma->page_bytes;
 }
 
 /* The movable VMAs of @mem holding pages off @target, with their ranges
  * from maps under the task's directory. */
+/* The parts of @mem's movable VMAs that @nr areas (sorted, apart) cover,
+ * each a candidate toward its area's node: which pages are off it, only
+ * a lookup says. */
+static void collect_areas(struct collect *col, const struct np_task_memory *mem,
+			  const struct np_vma_range *ranges, unsigned nr_ranges,
+			  const struct np_move_area *areas, unsigned nr)
+{
+	for (unsigned v = 0; v < mem->nr_vmas; v++) {
+		const struct np_memory_vma *vma = &mem->vmas[v];
+		const struct np_vma_range *range = find_range(ranges, nr_ranges, vma->start);
+
+		if (!range)
+			continue; /* unmapped since the read */
+		for (unsigned a = 0; a < nr; a++) {
+			uint64_t start = areas[a].start > range->start ? areas[a].start : range->start;
+			uint64_t end = areas[a].end < range->end ? areas[a].end : range->end;
+
+			/* Whole pages of the VMA only. */
+			start = (start + vma->page_bytes - 1) / vma->page_bytes * vma->page_bytes;
+			end = end / vma->page_bytes * vma->page_bytes;
+			if (start >= end)
+				continue;
+			col->c[col->nr++] = (struct candidate){
+			    start, end, vma->page_bytes, UINT64_MAX, -1, areas[a].node};
+			col->misplaced_bytes += end - start;
+		}
+	}
+}
+
 static int collect_candidates(struct np_actuator *act, const struct task_dir *td,
-			      const struct np_task_memory *mem, int target, struct collect *col)
+			      const struct np_task_memory *mem, int target,
+			      const struct np_move_area *areas, unsigned nr_areas,
+			      struct collect *col)
 {
 	char *buf;
 	size_t len;
@@ -698,7 +730,9 @@ static int collect_candidates(struct np_actuator *act, const struct task_dir *td
 	col->target = target;
 	col->src_pages = calloc(NP_MAX_NODES, sizeof(*col->src_pages));
 	col->src_bytes = calloc(NP_MAX_NODES, sizeof(*col->src_bytes));
-	col->c = calloc(mem->nr_vmas + 1, sizeof(*col->c));
+	/* An area cut by VMAs is one candidate per piece: at most one more
+	 * than the areas for each VMA. */
+	col->c = calloc(mem->nr_vmas + (size_t)mem->nr_vmas * nr_areas + 1, sizeof(*col->c));
 	if (!col->src_pages || !col->src_bytes || !col->c)
 		return -ENOMEM;
 	err = np_ctx_read_file_at(act->ctx, td->fd, td->path, "maps", MAPS_MAX, &buf, &len);
@@ -711,8 +745,12 @@ static int collect_candidates(struct np_actuator *act, const struct task_dir *td
 	free(buf);
 	if (err)
 		return err;
-	for (unsigned v = 0; v < mem->nr_vmas; v++)
-		collect_vma(col, mem, &mem->vmas[v], find_range(ranges, nr, mem->vmas[v].start));
+	if (areas)
+		collect_areas(col, mem, ranges, nr, areas, nr_areas);
+	else
+		for (unsigned v = 0; v < mem->nr_vmas; v++)
+			collect_vma(col, mem, &mem->vmas[v],
+				    find_range(ranges, nr, mem->vmas[v].start));
 	free(ranges);
 	return 0;
 }
@@ -1217,7 +1255,7 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 			return err;
 		/* One batch per destination: move_plan cuts them to the call
 		 * size, and may end a call past it (huge_block_end). */
-		err = np_page_plan_build(act->pages, act->status, &ms->target, true, n, n, &plan);
+		err = np_page_plan_build(act->pages, act->status, &c->target, true, n, n, &plan);
 		if (err)
 			return err;
 		ms->res->pages_misplaced += plan.nr_pages;
@@ -1358,6 +1396,8 @@ struct move_job {
 	struct collect col;
 	struct task_dir td;
 	bool whole; /* try one migrate_pages call first */
+	struct np_move_area *areas; /* NULL: the whole task to ms.target */
+	unsigned nr_areas;
 	int err;    /* of the calls */
 	uint64_t t0;
 	bool threaded; /* carried out by @thread */
@@ -1375,15 +1415,29 @@ static int move_prepare(struct move_job *job, struct np_act_task *at, const stru
 	struct move_state *ms = &job->ms;
 	int err;
 
-	if (ms->target < 0 || ms->target >= NP_MAX_NODES)
+	if (job->areas) {
+		if (act->dry)
+			return -EOPNOTSUPP; /* no lookups in a dry run */
+		for (unsigned a = 0; a < job->nr_areas; a++) {
+			int node = job->areas[a].node;
+
+			if (node < 0 || node >= NP_MAX_NODES ||
+			    job->areas[a].start >= job->areas[a].end ||
+			    (a && job->areas[a].start < job->areas[a - 1].end))
+				return -EINVAL;
+			if (task->has_details && !np_task_may_use_node(task, node))
+				return -EACCES;
+		}
+	} else if (ms->target < 0 || ms->target >= NP_MAX_NODES) {
 		return -EINVAL;
+	}
 	if (task->kthread || (task->flags & NP_PF_KTHREAD)) {
 		np_stats_add_skip(act->stats, NP_REASON_KERNEL_THREAD);
 		return -EPERM;
 	}
 	/* Outside Mems_allowed the kernel would refuse each page; outside the
 	 * cgroup's cpuset.mems it is not ours to put them. */
-	if (task->has_details && !np_task_may_use_node(task, ms->target))
+	if (!job->areas && task->has_details && !np_task_may_use_node(task, ms->target))
 		return -EACCES;
 	/* With not even a page of the rate left, reading the task's maps
 	 * would be wasted. */
@@ -1400,13 +1454,15 @@ static int move_prepare(struct move_job *job, struct np_act_task *at, const stru
 	if (err)
 		return err;
 	ms->pidfd = at->pidfd;
-	err = collect_candidates(act, &job->td, mem, ms->target, &job->col);
+	err = collect_candidates(act, &job->td, mem, ms->target, job->areas, job->nr_areas,
+				 &job->col);
 	job->res.bytes_skipped_sparse = job->col.sparse_bytes;
 	if (!err && act->dry) {
 		record_moves(ms, &job->col);
 		return 1;
 	}
-	job->whole = !err && job->col.misplaced_bytes && whole_task_fits(act, &job->col, ms, mem);
+	job->whole = !err && !job->areas && job->col.misplaced_bytes &&
+		     whole_task_fits(act, &job->col, ms, mem);
 	job->err = err;
 	return err ? 1 : 0;
 }
@@ -1489,6 +1545,7 @@ static void job_free(struct move_job *job)
 	if (job->threaded && job->ms.pidfd >= 0)
 		close(job->ms.pidfd);
 	collect_free(&job->col);
+	free(job->areas);
 	free(job);
 }
 
@@ -1524,13 +1581,14 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
+static int start_job(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+		     const struct np_task_memory *mem, struct move_job *job,
+		     struct np_move_result *result);
+
 int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result)
 {
-	struct move_job *job;
-	int err;
-
 	memset(result, 0, sizeof(*result));
 	if (act->job) {
 		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
@@ -1538,7 +1596,43 @@ int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 	}
 	if (act->dry)
 		return np_actuator_move_pages(act, at, task, mem, target_node, max_bytes, result);
-	job = job_new(act, task, target_node, max_bytes);
+	return start_job(act, at, task, mem, job_new(act, task, target_node, max_bytes), result);
+}
+
+int np_actuator_move_areas_start(struct np_actuator *act, struct np_act_task *at,
+				 const struct np_task *task, const struct np_task_memory *mem,
+				 const struct np_move_area *areas, unsigned nr,
+				 uint64_t max_bytes, struct np_move_result *result)
+{
+	struct move_job *job;
+
+	memset(result, 0, sizeof(*result));
+	if (!nr)
+		return -EINVAL;
+	if (act->job) {
+		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
+		return -EBUSY;
+	}
+	job = job_new(act, task, -1, max_bytes);
+	if (job && !(job->areas = malloc(nr * sizeof(*areas)))) {
+		job_free(job);
+		job = NULL;
+	}
+	if (job) {
+		memcpy(job->areas, areas, nr * sizeof(*areas));
+		job->nr_areas = nr;
+	}
+	return start_job(act, at, task, mem, job, result);
+}
+
+/* Prepare @job (taken over; NULL: out of memory) and run its calls on a
+ * thread of their own, or here when none can be had. */
+static int start_job(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+		     const struct np_task_memory *mem, struct move_job *job,
+		     struct np_move_result *result)
+{
+	int err;
+
 	if (!job)
 		return -ENOMEM;
 	err = move_prepare(job, at, task, mem);

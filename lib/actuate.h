@@ -169,6 +169,25 @@ int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result);
 
+/* Part of a task's address space and the node its pages go to. */
+struct np_move_area {
+	uint64_t start, end;
+	int node;
+};
+
+/*
+ * A started move as np_actuator_move_start(), of the pages in @nr areas
+ * (sorted by address, apart), each to its own node: where each page is,
+ * a lookup says. Only what @mem counts movable is moved (a VMA under its
+ * user's policy is left). np_actuator_moving() names node -1 for it. Not
+ * in a dry run (-EOPNOTSUPP); -EINVAL for areas out of order or a node
+ * out of range, -EACCES for a node the task may not use.
+ */
+int np_actuator_move_areas_start(struct np_actuator *act, struct np_act_task *at,
+				 const struct np_task *task, const struct np_task_memory *mem,
+				 const struct np_move_area *areas, unsigned nr,
+				 uint64_t max_bytes, struct np_move_result *result);
+
 /* An eventfd readable once a started move's calls are done (drained by
  * np_actuator_move_finish()); -1 for a dry run. */
 int np_actuator_move_fd(const struct np_actuator *act);

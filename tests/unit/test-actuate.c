@@ -49,6 +49,7 @@ struct fake_kernel {
 	int moved_block_node[64];
 	unsigned nr_moved_blocks;
 	uint64_t stale_pages; /* pages of blocks earlier calls moved, passed again */
+	uint64_t watched_to[4]; /* pages of [watch_lo, watch_hi) moved, per node */
 };
 
 static int fake_block_node(const struct fake_kernel *fk, const void *page)
@@ -138,6 +139,9 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 			status[i] = -EBUSY;
 		else
 			status[i] = nodes[i];
+		if ((uintptr_t)pages[i] >= fk->watch_lo && (uintptr_t)pages[i] < fk->watch_hi &&
+		    nodes[i] >= 0 && nodes[i] < 4 && status[i] == nodes[i])
+			fk->watched_to[nodes[i]]++;
 	}
 	fk->pages_moved += count;
 	return 0;
@@ -1769,6 +1773,72 @@ static void test_move_off_thread(void)
 	teardown(ctx, topo, stats);
 }
 
+/* Areas of a task, each to its own node: only their pages move, each to
+ * its area's node, looked up (nothing says they are dense); areas out of
+ * order are refused, and a dry run does not move areas. */
+static void test_move_areas(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act, *dry;
+	struct np_move_result res;
+	struct np_act_task at;
+	struct np_task task;
+	struct np_task_memory mem;
+	uint64_t bytes_read = 0;
+	uintptr_t addr = 0;
+	int child, target = 0;
+
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.movers = 2;
+	virtual_ns = 11000 * SEC;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, &params, &dry), 0);
+	child = spawn_region_child(4000, 1, &addr);
+	CHECK(child > 0);
+	if (child > 0) {
+		/* Pages 0-999 to node 3, 2000-2999 to node 2. */
+		struct np_move_area areas[] = {
+		    {addr, addr + 1000 * 4096ul, FAKE_NODE},
+		    {addr + 2000 * 4096ul, addr + 3000 * 4096ul, 2},
+		};
+		struct np_move_area backwards[] = {areas[1], areas[0]};
+		struct pollfd pfd;
+
+		memset(&fake, 0, sizeof(fake));
+		fake.ns_per_page = 1000;
+		fake.watch_lo = addr;
+		fake.watch_hi = addr + 4000 * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(read_memory(mem_ctx, &task, &mem, &bytes_read), 0);
+		CHECK_INT(np_actuator_move_areas_start(act, &at, &task, &mem, backwards, 2, 0, &res),
+			  -EINVAL);
+		CHECK_INT(np_actuator_move_areas_start(dry, &at, &task, &mem, areas, 2, 0, &res),
+			  -EOPNOTSUPP);
+		CHECK_INT(np_actuator_move_areas_start(act, &at, &task, &mem, areas, 2, 0, &res), 1);
+		CHECK(np_actuator_moving(act, NULL, NULL, &target));
+		CHECK_INT(target, -1);
+		pfd = (struct pollfd){.fd = np_actuator_move_fd(act), .events = POLLIN};
+		CHECK_INT(poll(&pfd, 1, 10000), 1);
+		CHECK_INT(np_actuator_move_finish(act, &at, &res), 0);
+		CHECK_U64(fake.watched_to[FAKE_NODE], 1000);
+		CHECK_U64(fake.watched_to[2], 1000);
+		CHECK_U64(fake.watched_to[0] + fake.watched_to[1], 0);
+		CHECK_U64(fake.watched_lookups, 2000);
+		CHECK_U64(res.pages_moved, 2000);
+		np_task_memory_clear(&mem);
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(dry);
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 int main(void)
 {
 	CHECK_INT(np_memory_reader_new(&mem_reader), 0);
@@ -1793,6 +1863,7 @@ int main(void)
 	test_stop_hook();
 	test_movers();
 	test_move_off_thread();
+	test_move_areas();
 	np_memory_reader_free(mem_reader);
 	return check_done();
 }
