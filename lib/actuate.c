@@ -1805,6 +1805,7 @@ static void narrow_thread(struct np_actuator *act, const struct np_act_task *at,
 	int err;
 
 	err = read_thread_identity(act, td, th->tid, &start, &flags);
+	th->start_ticks = start;
 	if (!err && (flags & (NP_PF_KTHREAD | NP_PF_NO_SETAFFINITY))) {
 		th->outcome = NP_THREAD_NO_SETAFFINITY;
 		np_stats_add_skip(act->stats, NP_REASON_NO_SETAFFINITY);
@@ -1887,9 +1888,25 @@ failed:
 		np_stats_add_failure(act->stats, NP_CALL_AFFINITY, err);
 }
 
+static bool listed(const int *tids, unsigned nr, long tid)
+{
+	for (unsigned i = 0; i < nr; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}
+
 int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			     const struct np_task *task, const struct np_bitmap *from,
 			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
+{
+	return np_actuator_set_threads_affinity(act, at, task, NULL, 0, from, node_cpus, result);
+}
+
+int np_actuator_set_threads_affinity(struct np_actuator *act, struct np_act_task *at,
+				     const struct np_task *task, const int *tids, unsigned nr,
+				     const struct np_bitmap *from, const struct np_bitmap *node_cpus,
+				     struct np_affinity_result *result)
 {
 	struct task_dir td;
 	unsigned cap = 0;
@@ -1923,7 +1940,7 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 
-		if (*end || tid <= 0 || end == de->d_name)
+		if (*end || tid <= 0 || end == de->d_name || (tids && !listed(tids, nr, tid)))
 			continue;
 		err = add_thread(result, &cap, (int)tid);
 		if (err)
@@ -1935,4 +1952,31 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 	closedir(dir);
 	return action_end(act, at, task, &td, err, result->counts[NP_THREAD_FAILED] > 0,
 			  NP_CALL_AFFINITY);
+}
+
+int np_actuator_thread_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus)
+{
+	struct task_dir td;
+	int err;
+
+	if (np_ctx_is_live(act->ctx)) {
+		err = act->sys->get_affinity(act->sys->data, tid, cpus);
+		return err == -ESRCH || err == -ENOENT ? -ESRCH : err;
+	}
+	snprintf(td.path, sizeof(td.path), "proc/%d", pid);
+	td.fd = np_ctx_open(act->ctx, td.path, O_RDONLY | O_DIRECTORY);
+	if (td.fd < 0)
+		return np_is_vanished_error(td.fd) ? -ESRCH : td.fd;
+	err = read_status_cpus(act, &td, tid, cpus);
+	close(td.fd);
+	return err;
+}
+
+int np_actuator_where(struct np_actuator *act, int pid, unsigned n, void **pages, int *status)
+{
+	long r = act->sys->move_pages(act->sys->data, pid, n, pages, NULL, status);
+
+	if (r >= 0)
+		np_stats_add_pages_queried(act->stats, n);
+	return r < 0 ? (int)r : 0;
 }

@@ -222,6 +222,7 @@ struct np_thread_affinity {
 	int tid;
 	enum np_thread_outcome outcome;
 	int err;
+	uint64_t start_ticks;	    /* the thread's own start time */
 	struct np_bitmap before;    /* the mask it had */
 	struct np_bitmap effective; /* read back after setting; dry: the mask it would get */
 };
@@ -247,6 +248,21 @@ void np_affinity_result_clear(struct np_affinity_result *result);
 int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			     const struct np_task *task, const struct np_bitmap *from,
 			     const struct np_bitmap *cpus, struct np_affinity_result *result);
+
+/* The same for the threads @tids (@nr of them) of @task only; the others
+ * are not in @result. */
+int np_actuator_set_threads_affinity(struct np_actuator *act, struct np_act_task *at,
+				     const struct np_task *task, const int *tids, unsigned nr,
+				     const struct np_bitmap *from, const struct np_bitmap *cpus,
+				     struct np_affinity_result *result);
+
+/* The mask thread @tid of process @pid has now. Returns 0, -ESRCH when it
+ * is gone, or -errno. */
+int np_actuator_thread_cpus(struct np_actuator *act, int pid, int tid, struct np_bitmap *cpus);
+
+/* Where @n pages of process @pid are (move_pages(2) with no nodes): each
+ * one's node, or -errno, into @status. Returns 0 or -errno. */
+int np_actuator_where(struct np_actuator *act, int pid, unsigned n, void **pages, int *status);
 
 /* What a dry-run actuator would have done. */
 enum np_record_kind { NP_RECORD_PAGES, NP_RECORD_AFFINITY };

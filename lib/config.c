@@ -53,6 +53,12 @@ static const struct choice affinity_choices[] = {
     {"node", NP_AFFINITY_UNPINNED, true},      {NULL, 0, false},
 };
 
+static const struct choice thread_homes_choices[] = {
+    {"yes", NP_THREAD_HOMES_YES, false},
+    {"no", NP_THREAD_HOMES_NO, false},
+    {NULL, 0, false},
+};
+
 static const struct choice kernel_balancing_choices[] = {
     {"defer", NP_KBAL_DEFER, false},
     {"ignore", NP_KBAL_IGNORE, false},
@@ -67,6 +73,7 @@ static const struct choice log_level_choices[] = {
 /* Choice fields are stored through an int; the enums must be int-sized. */
 _Static_assert(sizeof(enum np_affinity_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum np_kernel_balancing_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum np_thread_homes_mode) == sizeof(int), "enum size");
 
 #define FIELD(f) offsetof(struct np_config, f)
 
@@ -98,6 +105,7 @@ static const struct key keys[] = {
     U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
     UNSIGNED(migrate_threads, 2, 1, 8), /* the actuator's NP_MOVERS_MAX */
     CHOICE(affinity, NP_AFFINITY_UNPINNED, affinity_choices),
+    CHOICE(thread_homes, NP_THREAD_HOMES_YES, thread_homes_choices),
     CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),
     LIST(include_comm, KIND_GLOBS),
     LIST(exclude_comm, KIND_GLOBS),

@@ -25,6 +25,11 @@ enum np_affinity_mode {
 	NP_AFFINITY_UNPINNED, /* tasks nobody pinned get a home node for threads and memory */
 };
 
+enum np_thread_homes_mode {
+	NP_THREAD_HOMES_NO,  /* a task spread over nodes: its threads go where the kernel runs them */
+	NP_THREAD_HOMES_YES, /* each busy thread a node, its own memory moved there */
+};
+
 enum np_kernel_balancing_mode {
 	NP_KBAL_DEFER,	/* kernel.numa_balancing on: report only */
 	NP_KBAL_IGNORE, /* act regardless */
@@ -60,6 +65,7 @@ struct np_config {
 	uint64_t max_migrate_mb_per_scan;   /* per task and scan */
 	unsigned migrate_threads;	    /* move_pages calls in flight at once */
 	enum np_affinity_mode affinity;
+	enum np_thread_homes_mode thread_homes;
 	enum np_kernel_balancing_mode kernel_balancing;
 	struct np_strv include_comm; /* fnmatch(3) globs; empty = all */
 	struct np_strv exclude_comm;

@@ -119,9 +119,14 @@ struct np_engine {
 	 * engine keeps of the one whose calls run now, beside what the
 	 * actuator knows of it (task, target: np_actuator_moving). */
 	bool moves_off_loop;
+	/* Thread homes may be set: the configuration asks for them, and
+	 * the kernel keeps soft-dirty bits (probed once, live only). */
+	bool thread_homes;
+	bool thread_homes_logged; /* a sample refused was explained */
 	struct {
 		char comm[NP_COMM_MAX];
 		bool narrowed;	/* its threads got the home's mask with it */
+		bool threads;	/* its threads' own memory, each to its node */
 		uint64_t at_ms; /* the tick that started it */
 		/* The policy's next history, committed when the move has
 		 * moved pages: as a tick commits a move made in it. */
@@ -389,6 +394,15 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 		  : np_actuator_new_real(engine->ctx, engine->stats, &aparams, &engine->act);
 	if (err)
 		goto fail;
+	if (!engine->dry_run && np_ctx_is_live(engine->ctx)) {
+		int probe = np_writers_probe();
+
+		engine->thread_homes = !probe;
+		if (probe)
+			np_log(engine->ctx, LOG_INFO,
+			       "no thread homes: the kernel keeps no soft-dirty bits (%s)",
+			       strerror(-probe));
+	}
 	*out = engine;
 	return 0;
 fail:
@@ -509,6 +523,24 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 		struct np_task task = {.pid = st->pid, .start_ticks = st->start_ticks};
 		int err;
 
+		if (st->th) {
+			unsigned threads = 0;
+			struct np_th_env env = {engine->ctx, engine->act, engine->topo, 0, 0};
+
+			np_backoff_succeeded(&st->act.backoff);
+			err = np_thread_homes_give_back(&env, st->th, &st->act, st->pid,
+							st->start_ticks, &threads);
+			if (err) {
+				failed++;
+				np_log(engine->ctx, LOG_WARNING,
+				       "pid %d: giving its threads their CPU mask back: %s", st->pid,
+				       strerror(-err));
+			} else {
+				done += threads > 0;
+			}
+			np_thread_homes_free(st->th);
+			st->th = NULL;
+		}
 		if (!st->hist || !st->hist->narrowed)
 			continue;
 		/* A stop is no time to wait out a backoff. */
@@ -543,8 +575,10 @@ int np_engine_saved_masks(const struct np_engine *engine, struct np_saved_mask *
 
 	*out = NULL;
 	*n = 0;
-	for (unsigned i = 0; i < engine->states.nr; i++)
+	for (unsigned i = 0; i < engine->states.nr; i++) {
 		k += engine->states.v[i].hist && engine->states.v[i].hist->narrowed;
+		k += engine->states.v[i].th ? engine->states.v[i].th->nr : 0;
+	}
 	if (!k)
 		return 0;
 	v = calloc(k, sizeof(*v));
@@ -554,6 +588,13 @@ int np_engine_saved_masks(const struct np_engine *engine, struct np_saved_mask *
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		const struct np_task_state *st = &engine->states.v[i];
 
+		/* A thread under its own id and start time: restoring it gives
+		 * back every thread of its process still on that mask. */
+		for (unsigned j = 0; st->th && j < st->th->nr; j++)
+			v[k++] = (struct np_saved_mask){.pid = st->th->v[j].tid,
+							.start_ticks = st->th->v[j].start_ticks,
+							.before = st->th->before,
+							.narrowed = st->th->v[j].cpus};
 		if (!st->hist || !st->hist->narrowed)
 			continue;
 		v[k++] = (struct np_saved_mask){.pid = st->pid,
@@ -564,6 +605,62 @@ int np_engine_saved_masks(const struct np_engine *engine, struct np_saved_mask *
 	*out = v;
 	*n = k;
 	return 0;
+}
+
+/* The start time in the stat of @path under the root. */
+static int read_start(struct np_engine *engine, const char *path, int *pid, uint64_t *start)
+{
+	struct np_stat st;
+	char *buf;
+	size_t len;
+	int err = np_ctx_read_file(engine->ctx, path, 4096, &buf, &len);
+
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	err = np_stat_parse(buf, len, &st);
+	free(buf);
+	if (!err) {
+		*pid = st.pid;
+		*start = st.start_ticks;
+	}
+	return err;
+}
+
+/*
+ * A saved entry names a thread under its own id when thread homes set its
+ * mask: the process it is a thread of, as the task to act on, into @owner.
+ * Returns 0 for a thread (the same one: its start time checked), 1 for an
+ * entry that names a process, -ESRCH when it is gone, or -errno.
+ */
+static int saved_thread_owner(struct np_engine *engine, const struct np_saved_mask *m,
+			      struct np_task *owner)
+{
+	char path[64], *buf, *line;
+	size_t len;
+	uint64_t start;
+	long tgid = 0;
+	int pid, err;
+
+	snprintf(path, sizeof(path), "proc/%d/status", m->pid);
+	err = np_ctx_read_file(engine->ctx, path, 1u << 20, &buf, &len);
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	line = strstr(buf, "\nTgid:");
+	if (line)
+		tgid = strtol(line + 6, NULL, 10);
+	free(buf);
+	if (tgid <= 0 || tgid > INT_MAX)
+		return -EINVAL;
+	if (tgid == m->pid)
+		return 1;
+	snprintf(path, sizeof(path), "proc/%ld/task/%d/stat", tgid, m->pid);
+	err = read_start(engine, path, &pid, &start);
+	if (!err && start != m->start_ticks)
+		err = -ESRCH;
+	snprintf(path, sizeof(path), "proc/%ld/stat", tgid);
+	if (!err)
+		err = read_start(engine, path, &owner->pid, &owner->start_ticks);
+	return err;
 }
 
 int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_mask *v, size_t n,
@@ -578,8 +675,16 @@ int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_ma
 		int err;
 
 		np_act_task_init(&at);
-		err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed,
-					       &v[i].before, &res);
+		/* A thread's entry: only that thread, through its process. */
+		err = saved_thread_owner(engine, &v[i], &task);
+		if (err == 1)
+			err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed,
+						       &v[i].before, &res);
+		else if (!err)
+			err = np_actuator_set_threads_affinity(engine->act, &at, &task, &v[i].pid, 1,
+							       &v[i].narrowed, &v[i].before, &res);
+		else
+			memset(&res, 0, sizeof(res));
 		if (!err && res.counts[NP_THREAD_NARROWED])
 			done++;
 		else if (err && err != -ESRCH)
@@ -1531,17 +1636,23 @@ nomem:
 static void log_move(struct np_engine *engine, const struct np_task *task, int target_node,
 		     const struct np_move_result *res, int err, bool denied)
 {
+	char to[32];
+
+	/* -1: a move of areas, each thread's memory to its thread's node. */
+	if (target_node >= 0)
+		snprintf(to, sizeof(to), "node %d", target_node);
+	else
+		snprintf(to, sizeof(to), "its threads' nodes");
 	if (denied)
 		log_denied(engine, task, "moving its pages", err);
 	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
-		       "pid %d (%s): %llu pages to node %d in %u calls, %.1f ms; %llu failed",
-		       task->pid, task->comm, (unsigned long long)res->pages_moved, target_node,
-		       res->calls, (double)res->elapsed_ns / 1e6,
-		       (unsigned long long)res->pages_failed);
+		       "pid %d (%s): %llu pages to %s in %u calls, %.1f ms; %llu failed", task->pid,
+		       task->comm, (unsigned long long)res->pages_moved, to, res->calls,
+		       (double)res->elapsed_ns / 1e6, (unsigned long long)res->pages_failed);
 	else if (err != -EAGAIN && err != -EBUSY)
-		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to node %d: %s", task->pid,
-		       task->comm, target_node, strerror(-err));
+		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to %s: %s", task->pid,
+		       task->comm, to, strerror(-err));
 }
 
 static void log_affinity(struct np_engine *engine, const struct np_snap_task *e,
@@ -1655,6 +1766,7 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 			ac->off_loop = true;
 			memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
 			engine->moving.narrowed = ac->narrowed > 0;
+			engine->moving.threads = false;
 		} else {
 			log_move(engine, &e->task, a->target_node, &res, err,
 				 denied_total(engine) > denied);
@@ -1705,7 +1817,11 @@ int np_engine_finish_move(struct np_engine *engine)
 	err = np_actuator_move_finish(engine->act, st ? &st->act : NULL, &res);
 	log_move(engine, &task, target, &res, err, denied_total(engine) > denied);
 	outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : err ? NP_SNAP_FAILED : NP_SNAP_DONE;
-	if (st && !err) {
+	if (engine->moving.threads) {
+		/* Thread homes keep their own account; no policy history. */
+		if (st && st->th)
+			st->th->moved_bytes += res.bytes_moved;
+	} else if (st && !err) {
 		outcome = move_ended(st, target, res.bytes_moved, engine->moving.narrowed, &first);
 		if (outcome == NP_SNAP_NO_EFFECT)
 			np_log(
@@ -1716,7 +1832,7 @@ int np_engine_finish_move(struct np_engine *engine)
 	/* Pages moved: the move is made, and recorded as a tick records
 	 * one made in it (threads narrowed with it were recorded at its
 	 * start). Without memory for it the history before stays. */
-	if (st && !err && res.bytes_moved) {
+	if (st && !err && res.bytes_moved && !engine->moving.threads) {
 		if (!st->hist)
 			st->hist = malloc(sizeof(*st->hist));
 		if (st->hist)
@@ -1909,6 +2025,126 @@ static void log_plan(struct np_engine *engine, const struct tick *t,
 	}
 }
 
+/* ---- Thread homes (lib/threadhome.h) ---- */
+
+static bool thread_homes_on(const struct np_engine *engine)
+{
+	return engine->thread_homes && engine->cfg.thread_homes == NP_THREAD_HOMES_YES &&
+	       engine->cfg.affinity == NP_AFFINITY_UNPINNED;
+}
+
+static struct np_th_env th_env(const struct np_engine *engine, const struct tick *t)
+{
+	return (struct np_th_env){engine->ctx, engine->act, t->snap->topo, t->now_ms,
+				  t->list->ticks_per_s};
+}
+
+/* The plan spreads it: more busy threads than a node it may use has CPUs. */
+static bool spread_by_plan(const struct np_action *a)
+{
+	return a->kind == NP_ACTION_KEEP && a->planned && a->plan_reason == NP_PLAN_SPREAD;
+}
+
+/* Each node's CPUs and the load the plan counts there (everything homed or
+ * running there); NULL without memory. */
+static struct np_th_node *th_nodes(const struct tick *t)
+{
+	const struct np_topology *topo = t->snap->topo;
+	struct np_th_node *nodes = calloc(topo->nr_nodes + 1, sizeof(*nodes));
+
+	for (unsigned i = 0; nodes && i < topo->nr_nodes; i++) {
+		nodes[i].cpus = topo->nodes[i].nr_cpus;
+		nodes[i].load = t->snap->node_plan ? t->snap->node_plan[i].demand : 0;
+	}
+	return nodes;
+}
+
+static void th_give_back(struct np_engine *engine, const struct np_th_env *env,
+			 struct np_task_state *st, const char *why)
+{
+	unsigned restored = 0;
+	int err = np_thread_homes_give_back(env, st->th, &st->act, st->pid, st->start_ticks,
+					    &restored);
+
+	if (err)
+		np_log(engine->ctx, LOG_WARNING, "pid %d: giving its threads their CPU mask back: %s",
+		       st->pid, strerror(-err));
+	else if (restored)
+		np_log(engine->ctx, LOG_INFO, "pid %d: %u thread%s given their CPU mask back (%s)",
+		       st->pid, restored, restored == 1 ? "" : "s", why);
+	if (restored)
+		np_stats_add_given_back(engine->stats, 1);
+	np_thread_homes_free(st->th);
+	st->th = NULL;
+}
+
+/* Start moving what its threads alone write to their nodes. */
+static void th_move(struct np_engine *engine, struct tick *t, struct np_snap_task *e,
+		    struct np_task_state *st)
+{
+	struct np_thread_homes *th = st->th;
+	struct np_move_result res;
+	uint64_t denied = denied_total(engine);
+	int err;
+
+	err = np_actuator_move_areas_start(engine->act, &st->act, &e->task, &e->mem, th->areas,
+					   th->nr_areas, engine->cfg.max_migrate_mb_per_scan << 20,
+					   &res);
+	if (err == -EBUSY)
+		return; /* at a later look */
+	if (err == 1) {
+		memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
+		engine->moving.narrowed = false;
+		engine->moving.threads = true;
+		engine->moving.at_ms = t->now_ms;
+		e->outcome = NP_SNAP_STARTED;
+	} else {
+		log_move(engine, &e->task, -1, &res, err, denied_total(engine) > denied);
+		e->moved_bytes = res.bytes_moved;
+		th->moved_bytes += res.bytes_moved;
+	}
+	free(th->areas);
+	th->areas = NULL;
+	th->nr_areas = 0;
+}
+
+/* A look at a task the plan spreads: its threads' writes sampled, their
+ * homes set, their memory moved. Returns whether it is to be looked at
+ * again soon (a sample runs, homes changed). */
+static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_task *e,
+		    struct np_task_state *st, struct np_th_node *nodes)
+{
+	struct np_th_env env = th_env(engine, t);
+	enum np_th_step step;
+	int err = np_thread_homes_look(&env, &st->th, &st->act, &e->task, nodes, &step);
+
+	if (err) {
+		int priority = engine->thread_homes_logged ? LOG_DEBUG : LOG_NOTICE;
+
+		engine->thread_homes_logged = true;
+		np_log(engine->ctx, priority,
+		       "pid %d (%s): its threads' writes cannot be sampled: %s; its threads go "
+		       "where the kernel runs them",
+		       e->task.pid, e->task.comm, strerror(-err));
+		if (err == -EOPNOTSUPP)
+			engine->thread_homes = false;
+		if (st->th && !st->th->nr)
+			th_give_back(engine, &env, st, "no sample");
+		return false;
+	}
+	if (step == NP_TH_SET)
+		np_log(engine->ctx, LOG_INFO,
+		       "pid %d (%s): %u thread%s homed; %llu MiB written by one thread alone, "
+		       "%llu MiB by several; %u area%s to move",
+		       e->task.pid, e->task.comm, st->th->nr, st->th->nr == 1 ? "" : "s",
+		       (unsigned long long)(st->th->own_bytes >> 20),
+		       (unsigned long long)(st->th->shared_bytes >> 20), st->th->nr_areas,
+		       st->th->nr_areas == 1 ? "" : "s");
+	if (st->th && st->th->nr_areas && engine->moves_off_loop)
+		th_move(engine, t, e, st);
+	return step != NP_TH_WAITING || (st->th && st->th->nr_areas);
+}
+
 static int decide_and_act(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
@@ -1918,6 +2154,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	struct np_action *actions;
 	struct np_plan_memo *memos, *known;
 	struct acting *acting;
+	struct np_th_env env = th_env(engine, t);
+	struct np_th_node *nodes = NULL;
 	bool acts;
 	int err;
 
@@ -1936,10 +2174,13 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		goto out;
 	}
 	for (unsigned i = 0; i < t->nr_picked; i++) {
-		const struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
+		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 		struct np_task_state *st = t->picked_state[i];
 
 		note_launch(st, &e->task, t->list->ticks_per_s, t->now_ms);
+		/* Its threads' homes are the daemon's, not its user's pins. */
+		if (st->th)
+			np_thread_homes_check(&env, st->th, &e->task);
 		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
 				       st);
 	}
@@ -1951,6 +2192,21 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	 * stop. */
 	acts = !err && !t->opts->look_once &&
 	       !(engine->should_stop && engine->should_stop(engine->stop_data));
+	/* Thread homes stand while the policy keeps the task as it is (the
+	 * plan spreads it, or finds its threads beside their memory, which
+	 * they are because of them; an idle task keeps them as it keeps a
+	 * home). Any other action goes first: the task's own mask is then
+	 * the one a home of its own replaces. */
+	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
+		struct np_task_state *st = t->picked_state[i];
+
+		if (st->th && (!thread_homes_on(engine) || actions[i].kind != NP_ACTION_KEEP))
+			th_give_back(engine, &env, st,
+				     thread_homes_on(engine) ? np_action_kind_name(actions[i].kind)
+							     : "thread_homes = no");
+	}
+	if (acts && thread_homes_on(engine) && !(nodes = th_nodes(t)))
+		err = -ENOMEM;
 	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 
@@ -1963,7 +2219,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		struct np_task_state *st = t->picked_state[i];
 		const struct np_action *a = &actions[i];
 		int previous_target = st->hist ? st->hist->target_node : -1;
-		bool made;
+		bool made, th_busy = false;
 
 		e->action = *a;
 		e->has_decision = true;
@@ -1976,6 +2232,10 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 			np_stats_add_skip(engine->stats, a->reason);
 		if (acts && a->kind == NP_ACTION_MOVE)
 			act_pages(engine, e, st, &acting[i]);
+		if (acts && nodes && spread_by_plan(a))
+			th_busy = th_look(engine, t, e, st, nodes);
+		/* Looked at again soon while its threads' homes change. */
+		acting[i].busy |= th_busy;
 		/* The history records a move as made: only one that was made
 		 * is committed. Threads given their new mask are a move made
 		 * even when the pages must wait (rate, another move): a mask
@@ -2014,7 +2274,8 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_child_cpu_ticks = e->task.child_cpu_ticks;
 		st->looked = true;
-		st->must_read = false;
+		/* Areas to move need the VMAs of a full read. */
+		st->must_read = st->th && st->th->nr_areas;
 		st->sampled_in_a_row = 0;
 		st->last_look_ms = t->now_ms;
 		st->repinned = false; /* a tick that failed after its poke left it */
@@ -2024,6 +2285,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		st->last_locality = e->home_node >= 0 ? (unsigned)(e->locality * 100) : 100;
 	}
 out:
+	free(nodes);
 	for (unsigned i = 0; memos && i < t->nr_picked; i++)
 		np_plan_memo_clear(&memos[i]);
 	free(memos);

@@ -21,6 +21,8 @@ static void state_release(struct np_task_state *st)
 		np_snap_task_clear(st->last);
 	free(st->last);
 	st->last = NULL;
+	np_thread_homes_free(st->th);
+	st->th = NULL;
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,

@@ -9,6 +9,7 @@
 #include "scheduler.h"
 #include "snapshot.h"
 #include "task.h"
+#include "threadhome.h"
 
 /*
  * Everything the daemon remembers of a task between ticks, in one table
@@ -65,6 +66,8 @@ struct np_task_state {
 	 * the task's details, with .live kept over every look: what a status
 	 * shows (NULL before the first look). Owned. */
 	struct np_snap_task *last;
+	/* Its threads' homes, for a task the plan spreads (NULL: none). */
+	struct np_thread_homes *th;
 };
 
 struct np_state_table {

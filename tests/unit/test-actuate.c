@@ -141,7 +141,7 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 			status[i] = nodes[i];
 		if ((uintptr_t)pages[i] >= fk->watch_lo && (uintptr_t)pages[i] < fk->watch_hi &&
 		    nodes[i] >= 0 && nodes[i] < 4 && status[i] == nodes[i])
-			fk->watched_to[nodes[i]]++;
+			__atomic_fetch_add(&fk->watched_to[nodes[i]], 1, __ATOMIC_RELAXED);
 	}
 	fk->pages_moved += count;
 	return 0;

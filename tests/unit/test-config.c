@@ -601,7 +601,7 @@ static void test_shipped_defaults(void)
 	for (const char *c = written; *c; c++)
 		nr_keys += *c == '\n';
 	CHECK_INT(nr_shown, nr_keys);
-	CHECK_INT(nr_keys, 23);
+	CHECK_INT(nr_keys, 24);
 	free(written);
 	free(text);
 	np_config_errors_free(&errs);

@@ -13,9 +13,15 @@
  * stalled while somebody moved its pages. With --shm, thread 0 also writes
  * a shared mapping of a file (say in /dev/shm) at every pass: two hogs given
  * the same file write the same memory. SIGTERM or SIGINT ends it with a
- * summary line.
+ * summary line. SIGUSR1 asks each thread, at the end of its next pass, to
+ * say how much of its own slice is on the node of the CPU it runs on
+ * ("local thread I tid T node N pages P here H"): the locality of its
+ * memory as that thread sees it, which no file of /proc tells.
  */
 #include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -26,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "workload.h"
@@ -39,6 +46,7 @@ struct hog_thread {
 	size_t bytes;
 	double slowest_ms;
 	unsigned long passes;
+	unsigned reported; /* SIGUSR1s answered */
 };
 
 struct hog {
@@ -67,11 +75,44 @@ static struct hog hog = {
 };
 
 static atomic_bool stopping;
+static atomic_uint locality_asked; /* SIGUSR1s so far */
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_stop(int sig)
 {
 	atomic_store(&stopping, true);
+}
+
+static void on_usr1(int sig)
+{
+	atomic_fetch_add(&locality_asked, 1);
+}
+
+/* Print where the pages of @t's slice are against the node it runs on. */
+static void report_locality(const struct hog_thread *t)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = t->bytes / page, here = 0, present = 0;
+	void **pages = malloc(n * sizeof(*pages));
+	int *status = malloc(n * sizeof(*status));
+	int cpu = sched_getcpu(), node = cpu >= 0 ? numa_node_of_cpu(cpu) : -1;
+
+	if (!pages || !status)
+		wl_die("out of memory");
+	for (size_t i = 0; i < n; i++)
+		pages[i] = t->mem + i * page;
+	if (move_pages(0, n, pages, NULL, status, 0) < 0)
+		wl_die("move_pages: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		present += status[i] >= 0;
+		here += status[i] >= 0 && status[i] == node;
+	}
+	pthread_mutex_lock(&print_lock);
+	printf("local thread %d tid %ld node %d pages %zu here %zu\n", t->index,
+	       (long)syscall(SYS_gettid), node, present, here);
+	fflush(stdout);
+	pthread_mutex_unlock(&print_lock);
+	free(pages);
+	free(status);
 }
 
 static void usage(FILE *out)
@@ -181,6 +222,12 @@ static void *hog_thread_main(void *arg)
 
 	while (!atomic_load(&stopping) && (!hog.max_passes || t->passes < hog.max_passes)) {
 		double start = wl_now_ms(), took;
+		unsigned asked = atomic_load(&locality_asked);
+
+		if (asked != t->reported) {
+			t->reported = asked;
+			report_locality(t);
+		}
 
 		wl_touch(t->mem, t->bytes);
 		if (t->index == 0 && hog.shm)
@@ -215,6 +262,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
 
 	total = hog.mib << 20;
 	slice = (total / hog.threads + page - 1) / page * page;

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "threadhome.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner.h"
+
+/* The order threads are placed in: most memory of their own first, then
+ * busiest, then the first listed. */
+static bool placed_before(const struct np_th_thread *t, unsigned a, unsigned b)
+{
+	if (t[a].own != t[b].own)
+		return t[a].own > t[b].own;
+	if (t[a].busy != t[b].busy)
+		return t[a].busy > t[b].busy;
+	return a < b;
+}
+
+static double fill(const struct np_th_node *n, double busy)
+{
+	return (n->load + busy) / n->cpus;
+}
+
+/* Whether node @a is a better home than @b for @t (both with CPUs). */
+static bool better(const struct np_th_node *nodes, const struct np_th_thread *t, int a, int b)
+{
+	uint64_t ba = t->bytes ? t->bytes[a] : 0, bb = t->bytes ? t->bytes[b] : 0;
+
+	if (ba != bb)
+		return ba > bb;
+	if ((a == t->run_node) != (b == t->run_node))
+		return a == t->run_node;
+	if (fill(&nodes[a], t->busy) != fill(&nodes[b], t->busy))
+		return fill(&nodes[a], t->busy) < fill(&nodes[b], t->busy);
+	return a < b;
+}
+
+unsigned np_thread_homes_assign(struct np_th_node *nodes, unsigned nr_nodes,
+				const struct np_th_thread *threads, unsigned nr, int *home)
+{
+	unsigned *order = malloc((nr ? nr : 1) * sizeof(*order)), placed = 0;
+
+	for (unsigned i = 0; i < nr; i++)
+		home[i] = -1;
+	if (!order)
+		return 0;
+	for (unsigned i = 0; i < nr; i++) {
+		unsigned j = i;
+
+		/* Insertion: a task has few threads worth a home. */
+		while (j > 0 && placed_before(threads, i, order[j - 1])) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (unsigned k = 0; k < nr; k++) {
+		const struct np_th_thread *t = &threads[order[k]];
+		int best = -1, least = -1;
+
+		if (t->busy < NP_THREAD_HOME_MIN_BUSY || !t->own)
+			continue;
+		for (unsigned n = 0; n < nr_nodes; n++) {
+			const struct np_th_node *node = &nodes[n];
+
+			if (!node->cpus)
+				continue;
+			if (least < 0 || fill(node, t->busy) < fill(&nodes[least], t->busy))
+				least = (int)n;
+			if (node->load + t->busy > node->cpus + np_planner_slack(node->cpus))
+				continue;
+			if (best < 0 || better(nodes, t, (int)n, best))
+				best = (int)n;
+		}
+		if (best < 0)
+			best = least;
+		if (best < 0)
+			break; /* no node with CPUs */
+		home[order[k]] = best;
+		nodes[best].load += t->busy;
+		placed++;
+	}
+	free(order);
+	return placed;
+}
+
+void np_thread_homes_free(struct np_thread_homes *th)
+{
+	if (!th)
+		return;
+	np_writers_free(th->sampling);
+	free(th->sample_tids);
+	free(th->sample_ticks);
+	free(th->areas);
+	free(th->v);
+	free(th);
+}
+
+const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *th, int tid)
+{
+	for (unsigned i = 0; th && i < th->nr; i++)
+		if (th->v[i].tid == tid)
+			return &th->v[i];
+	return NULL;
+}
+
+/* Threads sampled at once, at most, the busiest first; and the ring
+ * memory they share (each ring 64 KiB to 1 MiB: 24 bytes a fault). */
+#define SAMPLE_THREADS_MAX 64
+#define SAMPLE_RING_KIB_ALL 8192
+
+unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
+			       struct np_task *task)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; th && i < th->nr; i++) {
+		struct np_bitmap now;
+
+		if (np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now) ||
+		    !np_bitmap_equal(&now, &th->v[i].cpus))
+			continue;
+		th->v[kept++] = th->v[i];
+	}
+	if (!th)
+		return 0;
+	th->nr = kept;
+	if (kept && task->has_details) {
+		task->cpus_allowed = th->before;
+		task->thread_masks_differ = false;
+	}
+	return kept;
+}
+
+static int by_ticks_desc(const void *a, const void *b)
+{
+	const struct np_thread *x = a, *y = b;
+
+	return (y->cpu_ticks > x->cpu_ticks) - (y->cpu_ticks < x->cpu_ticks);
+}
+
+static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
+			const struct np_task *task)
+{
+	unsigned nr = task->nr_thread_samples < SAMPLE_THREADS_MAX ? task->nr_thread_samples
+								    : SAMPLE_THREADS_MAX;
+	struct np_thread *by_use;
+	unsigned ring_kib;
+	int err;
+
+	if (!nr)
+		return -ESRCH;
+	by_use = malloc(task->nr_thread_samples * sizeof(*by_use));
+	free(th->sample_tids);
+	free(th->sample_ticks);
+	th->sample_tids = malloc(nr * sizeof(*th->sample_tids));
+	th->sample_ticks = malloc(nr * sizeof(*th->sample_ticks));
+	th->nr_sampled = 0;
+	if (!by_use || !th->sample_tids || !th->sample_ticks) {
+		free(by_use);
+		return -ENOMEM;
+	}
+	memcpy(by_use, task->threads, task->nr_thread_samples * sizeof(*by_use));
+	qsort(by_use, task->nr_thread_samples, sizeof(*by_use), by_ticks_desc);
+	for (unsigned i = 0; i < nr; i++) {
+		th->sample_tids[i] = by_use[i].tid;
+		th->sample_ticks[i] = by_use[i].cpu_ticks;
+	}
+	free(by_use);
+	ring_kib = SAMPLE_RING_KIB_ALL / nr;
+	ring_kib = ring_kib > 1024 ? 1024 : ring_kib < 64 ? 64 : ring_kib;
+	err = np_writers_start(env->ctx, task->pid, th->sample_tids, nr, ring_kib, &th->sampling);
+	if (err)
+		return err;
+	th->nr_sampled = nr;
+	th->sample_ms = env->now_ms;
+	return 0;
+}
+
+/* A thread of the sample: its figures, and its own blocks' nodes. */
+struct sampled {
+	struct np_th_thread in;
+	uint64_t *bytes; /* per node index */
+	int tid;
+	int home; /* node index; -1 */
+};
+
+static const struct np_thread *thread_of(const struct np_task *task, int tid)
+{
+	for (unsigned i = 0; i < task->nr_thread_samples; i++)
+		if (task->threads[i].tid == tid)
+			return &task->threads[i];
+	return NULL;
+}
+
+static struct sampled *sampled_of(struct sampled *s, unsigned nr, int tid)
+{
+	for (unsigned i = 0; i < nr; i++)
+		if (s[i].tid == tid)
+			return &s[i];
+	return NULL;
+}
+
+/* Narrow thread @t to node @idx's CPUs (within th->before), from the mask
+ * it has as the daemon left it; record its home. */
+static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
+		     struct np_act_task *at, const struct np_task *task, int tid, int idx)
+{
+	const struct np_thread_home *was = np_thread_homes_find(th, tid);
+	struct np_affinity_result res;
+	struct np_bitmap cpus;
+	const struct np_bitmap *from = was ? &was->cpus : &th->before;
+	int err;
+
+	np_bitmap_and(&cpus, &env->topo->nodes[idx].cpus, &th->before);
+	if (np_bitmap_empty(&cpus))
+		return 0;
+	err = np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, from, &cpus, &res);
+	if (!err && res.nr == 1 && res.threads[0].outcome == NP_THREAD_NARROWED) {
+		struct np_thread_home home = {tid, res.threads[0].start_ticks,
+					      env->topo->nodes[idx].id, cpus};
+		struct np_thread_home *slot = (struct np_thread_home *)was;
+
+		if (!slot) {
+			struct np_thread_home *v = realloc(th->v, (th->nr + 1) * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				/* Set and not recorded would never be given back. */
+				np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, &cpus,
+								 &th->before, &res);
+			} else {
+				th->v = v;
+				slot = &th->v[th->nr++];
+			}
+		}
+		if (slot)
+			*slot = home;
+	}
+	np_affinity_result_clear(&res);
+	return err;
+}
+
+/* The areas to move: each homed thread's own blocks not on its node,
+ * neighbours toward the same node joined. */
+static int plan_areas(const struct np_th_env *env, struct np_thread_homes *th,
+		      const struct np_writer_block *b, const int *where, unsigned nr)
+{
+	const uint64_t block = 1ull << NP_WRITERS_BLOCK_SHIFT;
+	struct np_move_area *areas = malloc((nr ? nr : 1) * sizeof(*areas));
+	unsigned k = 0;
+
+	if (!areas)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nr; i++) {
+		const struct np_thread_home *home = np_thread_homes_find(th, b[i].tid);
+
+		if (!home || where[i] == home->node)
+			continue;
+		if (k && areas[k - 1].end == b[i].start && areas[k - 1].node == home->node)
+			areas[k - 1].end += block;
+		else
+			areas[k++] = (struct np_move_area){b[i].start, b[i].start + block, home->node};
+	}
+	free(th->areas);
+	th->areas = k ? areas : NULL;
+	th->nr_areas = k;
+	if (!k)
+		free(areas);
+	(void)env;
+	return 0;
+}
+
+/* Read the sample, place the threads, narrow them, plan the moves. */
+static int settle(const struct np_th_env *env, struct np_thread_homes *th, struct np_act_task *at,
+		  const struct np_task *task, struct np_th_node *nodes)
+{
+	const unsigned nr_nodes = env->topo->nr_nodes;
+	struct np_write_sample *samples = NULL;
+	struct np_writer_block *blocks = NULL;
+	struct sampled *s = calloc(th->nr_sampled, sizeof(*s));
+	uint64_t *bytes = calloc((size_t)th->nr_sampled * nr_nodes + 1, sizeof(*bytes));
+	struct np_th_thread *in = calloc(th->nr_sampled + 1, sizeof(*in));
+	int *home = calloc(th->nr_sampled + 1, sizeof(*home));
+	void **pages = NULL;
+	int *where = NULL;
+	unsigned nr_blocks = 0, overflowed;
+	double secs = (double)(env->now_ms - th->sample_ms) / 1000;
+	size_t n;
+	int err;
+
+	err = np_writers_collect(th->sampling, &samples, &n, &overflowed);
+	np_writers_free(th->sampling);
+	th->sampling = NULL;
+	if (!err)
+		err = np_writers_attribute(samples, n, &blocks, &nr_blocks);
+	free(samples);
+	if (!err && (!s || !bytes || !in || !home))
+		err = -ENOMEM;
+	if (!err && nr_blocks) {
+		pages = malloc(nr_blocks * sizeof(*pages));
+		where = malloc(nr_blocks * sizeof(*where));
+		if (!pages || !where)
+			err = -ENOMEM;
+	}
+	if (err)
+		goto out;
+	/* Where each block is: its first page stands for it. */
+	for (unsigned i = 0; i < nr_blocks; i++)
+		pages[i] = (void *)(uintptr_t)blocks[i].start;
+	if (nr_blocks && np_actuator_where(env->act, task->pid, nr_blocks, pages, where))
+		for (unsigned i = 0; i < nr_blocks; i++)
+			where[i] = -1;
+	for (unsigned i = 0; i < th->nr_sampled; i++) {
+		const struct np_thread *t = thread_of(task, th->sample_tids[i]);
+		double used = t && t->cpu_ticks > th->sample_ticks[i]
+				  ? (double)(t->cpu_ticks - th->sample_ticks[i]) : 0;
+		int run = t ? np_topology_cpu_node(env->topo, t->last_cpu) : -1;
+
+		s[i].tid = th->sample_tids[i];
+		s[i].bytes = &bytes[(size_t)i * nr_nodes];
+		s[i].in.busy = secs > 0 && env->ticks_per_s ? used / env->ticks_per_s / secs : 0;
+		s[i].in.run_node = run >= 0 ? np_topology_index(env->topo, run) : -1;
+		s[i].in.bytes = s[i].bytes;
+		/* This task's own load leaves the nodes it runs on now. */
+		if (s[i].in.run_node >= 0) {
+			nodes[s[i].in.run_node].load -= s[i].in.busy;
+			if (nodes[s[i].in.run_node].load < 0)
+				nodes[s[i].in.run_node].load = 0;
+		}
+	}
+	th->own_bytes = th->shared_bytes = 0;
+	for (unsigned i = 0; i < nr_blocks; i++) {
+		struct sampled *owner = blocks[i].tid >= 0
+					    ? sampled_of(s, th->nr_sampled, blocks[i].tid) : NULL;
+		int idx = where[i] >= 0 ? np_topology_index(env->topo, where[i]) : -1;
+
+		if (!owner) {
+			th->shared_bytes += 1ull << NP_WRITERS_BLOCK_SHIFT;
+			continue;
+		}
+		th->own_bytes += 1ull << NP_WRITERS_BLOCK_SHIFT;
+		owner->in.own += 1ull << NP_WRITERS_BLOCK_SHIFT;
+		if (idx >= 0)
+			owner->bytes[idx] += 1ull << NP_WRITERS_BLOCK_SHIFT;
+	}
+	for (unsigned i = 0; i < th->nr_sampled; i++)
+		in[i] = s[i].in;
+	np_thread_homes_assign(nodes, nr_nodes, in, th->nr_sampled, home);
+	for (unsigned i = 0; i < th->nr_sampled; i++) {
+		const struct np_thread_home *was = np_thread_homes_find(th, s[i].tid);
+		int e = 0;
+
+		if (home[i] < 0 && was) {
+			/* No home now: its mask back. */
+			struct np_affinity_result res;
+			int tid = s[i].tid;
+
+			np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, &was->cpus,
+							 &th->before, &res);
+			np_affinity_result_clear(&res);
+			*(struct np_thread_home *)was = th->v[--th->nr];
+		} else if (home[i] >= 0 && (!was || was->node != env->topo->nodes[home[i]].id)) {
+			e = narrow_to(env, th, at, task, s[i].tid, home[i]);
+		}
+		if (e && !err)
+			err = e;
+	}
+	if (!err)
+		err = plan_areas(env, th, blocks, where, nr_blocks);
+	th->set_ms = env->now_ms;
+out:
+	free(pages);
+	free(where);
+	free(blocks);
+	free(s);
+	free(bytes);
+	free(in);
+	free(home);
+	return err;
+}
+
+int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **thp,
+			 struct np_act_task *at, const struct np_task *task,
+			 struct np_th_node *nodes, enum np_th_step *step)
+{
+	struct np_thread_homes *th = *thp;
+	int err;
+
+	*step = NP_TH_WAITING;
+	if (!task->has_details)
+		return 0;
+	if (!th) {
+		th = calloc(1, sizeof(*th));
+		if (!th)
+			return -ENOMEM;
+		th->before = task->cpus_allowed;
+		*thp = th;
+	}
+	if (th->sampling) {
+		if (env->now_ms - th->sample_ms < NP_TH_SAMPLE_MS)
+			return 0;
+		err = settle(env, th, at, task, nodes);
+		if (!err)
+			*step = NP_TH_SET;
+		return err;
+	}
+	if (th->nr && env->now_ms - th->set_ms < NP_TH_HOLD_MS)
+		return 0;
+	err = start_sample(env, th, task);
+	if (!err)
+		*step = NP_TH_SAMPLING;
+	return err;
+}
+
+int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_homes *th,
+			      struct np_act_task *at, int pid, uint64_t start_ticks,
+			      unsigned *restored)
+{
+	struct np_task task = {.pid = pid, .start_ticks = start_ticks};
+	int first = 0;
+
+	*restored = 0;
+	for (unsigned i = 0; th && i < th->nr; i++) {
+		struct np_affinity_result res;
+		int err = np_actuator_set_threads_affinity(env->act, at, &task, &th->v[i].tid, 1,
+							   &th->v[i].cpus, &th->before, &res);
+
+		if (!err)
+			*restored += res.counts[NP_THREAD_NARROWED];
+		else if (err != -ESRCH && !first)
+			first = err;
+		np_affinity_result_clear(&res);
+	}
+	if (th) {
+		th->nr = 0;
+		free(th->areas);
+		th->areas = NULL;
+		th->nr_areas = 0;
+		np_writers_free(th->sampling);
+		th->sampling = NULL;
+	}
+	return first;
+}

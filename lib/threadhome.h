@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actuate.h"
+#include "bitmap.h"
+#include "writers.h"
+
+/*
+ * Thread homes: a task nobody pinned whose busy threads do not fit on one
+ * node (the plan spreads it) gets a node for each busy thread, and the
+ * memory each thread alone writes goes to its thread's node, as the
+ * kernel's NUMA balancing places each thread by its own hinting faults.
+ * Which thread writes which memory comes from np_writers; where the
+ * threads go, from np_thread_homes_assign() below; the engine narrows
+ * each thread to its node's CPUs, then moves its memory, and gives every
+ * mask back as it does a task's home.
+ */
+
+/* A node as the assignment sees it (indexed like the topology). */
+struct np_th_node {
+	unsigned cpus; /* CPUs the task may use there; 0: not a home */
+	double load;   /* CPUs kept busy there by everything but the task */
+};
+
+/* A thread of the task as the assignment sees it. */
+struct np_th_thread {
+	double busy;	       /* CPUs it kept busy, 0..1 */
+	int run_node;	       /* node index it last ran on; -1: not known */
+	const uint64_t *bytes; /* per node index: bytes of its own memory there */
+	uint64_t own;	       /* their sum */
+};
+
+/* Below this share of a CPU a thread gets no home: it goes where the
+ * kernel runs it. */
+#define NP_THREAD_HOME_MIN_BUSY 0.05
+
+/*
+ * Give each busy thread of a task with its own memory a node (pure):
+ * threads with the most memory of their own first, each to the node with
+ * CPU room for it (its load and the threads placed before it, within the
+ * planner's slack) where most of that memory already is, then the node
+ * it runs on, then the least loaded; when no node has room, the least
+ * loaded. *@home per thread: a node index, or -1 (idle, or nothing of its
+ * own). @nodes' loads are updated with the threads placed. Returns the
+ * number of threads given a node.
+ */
+unsigned np_thread_homes_assign(struct np_th_node *nodes, unsigned nr_nodes,
+				const struct np_th_thread *threads, unsigned nr, int *home);
+
+/* One thread the daemon narrowed. */
+struct np_thread_home {
+	int tid;
+	uint64_t start_ticks; /* the thread's own (its /proc/TID/stat) */
+	int node;	      /* node id */
+	struct np_bitmap cpus; /* the mask set on it */
+};
+
+/* What the engine keeps of a task's thread homes (np_task_state.th). */
+struct np_thread_homes {
+	struct np_bitmap before; /* the mask its threads had */
+	struct np_thread_home *v;
+	unsigned nr;
+	uint64_t set_ms; /* when they were set (engine clock) */
+	/* A sample of its threads' writes under way (NULL: none), started
+	 * at sample_ms, with each sampled thread's CPU time then. */
+	struct np_writers *sampling;
+	uint64_t sample_ms;
+	int *sample_tids;
+	uint64_t *sample_ticks;
+	unsigned nr_sampled;
+	/* The memory each home's threads alone wrote, still to move. */
+	struct np_move_area *areas;
+	unsigned nr_areas;
+	uint64_t own_bytes; /* of the last sample: written by one thread alone */
+	uint64_t shared_bytes; /* by several */
+	uint64_t moved_bytes;
+};
+
+/* Free @th and all it holds (a sample under way is stopped); NULL is
+ * accepted. The masks are not given back: the engine does that first. */
+void np_thread_homes_free(struct np_thread_homes *th);
+
+/* The home of thread @tid, or NULL. */
+const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *th, int tid);
+
+/* What the thread-home steps work with. */
+struct np_th_env {
+	struct np_ctx *ctx;
+	struct np_actuator *act;
+	const struct np_topology *topo;
+	uint64_t now_ms;
+	unsigned ticks_per_s;
+};
+
+/*
+ * Before the policy looks at @task (its details read): forget the homes
+ * of threads gone, or whose mask is no longer the one set (someone else
+ * chose it: it is theirs). When homes are left, @task reads as its threads
+ * did before them (cpus_allowed the mask they had, no thread mask of its
+ * own), which is how the policy sees a task nobody pinned. Returns the
+ * homes left.
+ */
+unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
+			       struct np_task *task);
+
+/* What a look did. */
+enum np_th_step {
+	NP_TH_WAITING,	/* a sample runs, or the homes stand: nothing now */
+	NP_TH_SAMPLING, /* a sample of its threads' writes started */
+	NP_TH_SET,	/* homes set from a sample; th->areas hold what to move */
+};
+
+/* How long a sample of the threads' writes runs before it is read (at
+ * the task's next look after that), and how long homes stand before
+ * another sample may change them. */
+#define NP_TH_SAMPLE_MS 1000
+#define NP_TH_HOLD_MS 60000
+
+/*
+ * A look at @task (details read, checked by np_thread_homes_check) that
+ * the plan spreads: the first starts a sample of its threads' writes; the
+ * first after NP_TH_SAMPLE_MS reads it, gives each busy thread with
+ * memory of its own a node (np_thread_homes_assign over @nodes, the
+ * others' load, which is updated), narrows the threads whose node
+ * changed (from the mask they had to their node's CPUs), and leaves in
+ * th->areas each thread's own memory off its node. Every
+ * NP_TH_HOLD_MS another sample may change them. *@thp is created on the
+ * first look. Returns 0, or -errno (a sample that could not start:
+ * -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM), *@step saying what was
+ * done.
+ */
+int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **thp,
+			 struct np_act_task *at, const struct np_task *task,
+			 struct np_th_node *nodes, enum np_th_step *step);
+
+/* Give each thread of @th still on its home's mask the mask from before;
+ * @th is emptied (not freed). *@restored: threads given back. Returns 0,
+ * or the first error but -ESRCH (the task gone: nothing to give back). */
+int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_homes *th,
+			      struct np_act_task *at, int pid, uint64_t start_ticks,
+			      unsigned *restored);
