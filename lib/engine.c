@@ -1918,6 +1918,7 @@ static int copy_shown(struct np_snap_task *dst, const struct np_snap_task *src)
 	    .outcome = src->outcome,
 	    .moved_bytes = src->moved_bytes,
 	    .live = src->live,
+	    .threads = src->threads,
 	};
 	dst->task.cgroup = NULL;
 	dst->task.threads = NULL;
@@ -2145,6 +2146,23 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 	return step != NP_TH_WAITING || (st->th && st->th->nr_areas);
 }
 
+/* What a status shows of @th. */
+static void show_threads(struct np_snap_threads *out, const struct np_thread_homes *th)
+{
+	memset(out, 0, sizeof(*out));
+	if (!th)
+		return;
+	out->nr = th->nr;
+	for (unsigned i = 0; i < th->nr && i < NP_SNAP_THREAD_HOMES; i++) {
+		out->tid[i] = th->v[i].tid;
+		out->node[i] = th->v[i].node;
+	}
+	out->own_bytes = th->own_bytes;
+	out->shared_bytes = th->shared_bytes;
+	out->moved_bytes = th->moved_bytes;
+	out->sampling = th->sampling != NULL;
+}
+
 static int decide_and_act(struct np_engine *engine, struct tick *t)
 {
 	struct np_snapshot *snap = t->snap;
@@ -2236,6 +2254,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 			th_busy = th_look(engine, t, e, st, nodes);
 		/* Looked at again soon while its threads' homes change. */
 		acting[i].busy |= th_busy;
+		show_threads(&e->threads, st->th);
 		/* The history records a move as made: only one that was made
 		 * is committed. Threads given their new mask are a move made
 		 * even when the pages must wait (rate, another move): a mask
@@ -2303,6 +2322,15 @@ static unsigned narrowed_tasks(const struct np_engine *engine)
 
 	for (unsigned i = 0; i < engine->states.nr; i++)
 		n += engine->states.v[i].hist && engine->states.v[i].hist->narrowed;
+	return n;
+}
+
+static unsigned homed_threads(const struct np_engine *engine)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < engine->states.nr; i++)
+		n += engine->states.v[i].th ? engine->states.v[i].th->nr : 0;
 	return n;
 }
 
@@ -2378,7 +2406,7 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	engine->ever_narrowed |= engine->last_narrowed > 0;
 	if (!err)
 		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
-				  engine->last_narrowed);
+				  engine->last_narrowed, homed_threads(engine));
 	if (!err && !opts->look_once && (t.nr_picked || !engine->decided.topo))
 		err = remember_decided(engine, t.snap, t.now_ms);
 	engine->tick_cpu = (struct np_engine_tick_cpu){.timed = timed,

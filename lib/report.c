@@ -147,6 +147,27 @@ static void write_live_columns(const struct np_snapshot *report, const struct np
 
 /* A status's lines under a task: its last action, and the mask the daemon
  * keeps it on. */
+/* Its threads' homes, on one line. */
+static void write_threads_line(const struct np_snap_threads *th, FILE *out)
+{
+	char own[16], shared[16], moved[16];
+
+	if (th->sampling && !th->nr) {
+		fprintf(out, "%7s thread homes: its threads' writes are being sampled\n", "");
+		return;
+	}
+	if (!th->nr)
+		return;
+	fprintf(out, "%7s thread homes: %u thread%s (", "", th->nr, th->nr == 1 ? "" : "s");
+	for (unsigned i = 0; i < th->nr && i < NP_SNAP_THREAD_HOMES; i++)
+		fprintf(out, "%s%d on node %d", i ? ", " : "", th->tid[i], th->node[i]);
+	fprintf(out, "%s); %s written by one thread alone, %s by several; %s moved\n",
+		th->nr > NP_SNAP_THREAD_HOMES ? ", ..." : "",
+		np_human_bytes(th->own_bytes, own, sizeof(own)),
+		np_human_bytes(th->shared_bytes, shared, sizeof(shared)),
+		np_human_bytes(th->moved_bytes, moved, sizeof(moved)));
+}
+
 static void write_live_lines(const struct np_snapshot *report, const struct np_snap_task *rt,
 			     FILE *out)
 {
@@ -181,6 +202,7 @@ static void write_live_lines(const struct np_snapshot *report, const struct np_s
 		np_bitmap_format_list(&a->narrowed_to, to, sizeof(to));
 		fprintf(out, "%7s narrowed: CPUs %s -> %s\n", "", from, to);
 	}
+	write_threads_line(&rt->threads, out);
 }
 
 int np_report_write_text(const struct np_snapshot *report, FILE *out)
@@ -342,6 +364,31 @@ static json_object *ago_json(const struct np_snapshot *report, uint64_t at_ms)
 	return json_u64(report->now_ms >= at_ms ? report->now_ms - at_ms : 0);
 }
 
+/* Its threads' homes; null when it has none and none is being sampled. */
+static json_object *threads_json(const struct np_snap_threads *th)
+{
+	json_object *obj, *arr;
+
+	if (!th->nr && !th->sampling)
+		return NULL;
+	obj = json_object_new_object();
+	arr = json_object_new_array();
+	for (unsigned i = 0; i < th->nr && i < NP_SNAP_THREAD_HOMES; i++) {
+		json_object *one = json_object_new_object();
+
+		json_object_object_add(one, "tid", json_object_new_int(th->tid[i]));
+		json_object_object_add(one, "node", json_object_new_int(th->node[i]));
+		json_object_array_add(arr, one);
+	}
+	json_object_object_add(obj, "count", json_object_new_int((int)th->nr));
+	json_object_object_add(obj, "threads", arr);
+	json_object_object_add(obj, "sampling", json_object_new_boolean(th->sampling));
+	json_object_object_add(obj, "own_bytes", json_u64(th->own_bytes));
+	json_object_object_add(obj, "shared_bytes", json_u64(th->shared_bytes));
+	json_object_object_add(obj, "moved_bytes", json_u64(th->moved_bytes));
+	return obj;
+}
+
 /* A status's own fields of a task. */
 static json_object *live_json(const struct np_snapshot *report, const struct np_snap_task *rt)
 {
@@ -378,6 +425,7 @@ static json_object *live_json(const struct np_snapshot *report, const struct np_
 		json_object_object_add(last, "ago_ms", ago_json(report, la->at_ms));
 	}
 	json_object_object_add(obj, "last_action", last);
+	json_object_object_add(obj, "thread_homes", threads_json(&rt->threads));
 	return obj;
 }
 

@@ -51,6 +51,19 @@ struct np_snap_live {
 	struct np_snap_acted last_action;
 };
 
+/* Threads shown of a task's thread homes, at most. */
+#define NP_SNAP_THREAD_HOMES 8
+
+/* Its threads' homes (lib/threadhome.h) as the tick left them. */
+struct np_snap_threads {
+	unsigned nr;			    /* threads the daemon keeps on a node's CPUs */
+	int tid[NP_SNAP_THREAD_HOMES];	    /* the first of them */
+	int node[NP_SNAP_THREAD_HOMES];	    /* and their nodes */
+	uint64_t own_bytes, shared_bytes;   /* the last sample: written by one thread alone, by several */
+	uint64_t moved_bytes;		    /* moved to the threads' nodes so far */
+	bool sampling;			    /* a sample of its writes runs */
+};
+
 struct np_snap_task {
 	struct np_task task;
 	struct np_sched_verdict verdict; /* the scan scheduler's */
@@ -70,6 +83,7 @@ struct np_snap_task {
 	bool first_no_effect; /* this tick's action was the first to change nothing */
 	uint64_t moved_bytes; /* by this tick's action */
 	struct np_snap_live live;
+	struct np_snap_threads threads;
 };
 
 struct np_snapshot {

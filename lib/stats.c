@@ -73,6 +73,7 @@ struct np_stats {
 	unsigned *plan_cpus;
 	bool has_plan;
 	unsigned narrowed_tasks;
+	unsigned thread_homes;
 	uint64_t given_back_tasks;
 
 	_Alignas(CACHE_LINE) struct stats_hot hot;
@@ -166,10 +167,12 @@ static unsigned node_slot(const struct np_stats *stats, int id)
 }
 
 void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
-		       const struct np_planner_load *load, unsigned narrowed_tasks)
+		       const struct np_planner_load *load, unsigned narrowed_tasks,
+		       unsigned thread_homes)
 {
 	lock(stats);
 	stats->narrowed_tasks = narrowed_tasks;
+	stats->thread_homes = thread_homes;
 	if (load)
 		stats->has_plan = true;
 	for (unsigned i = 0; load && i < topo->nr_nodes; i++) {
@@ -625,6 +628,10 @@ static int write_prometheus(const struct np_stats *stats, FILE *out)
 	family(out, "narrowed_tasks", "gauge",
 	       "Tasks whose threads the daemon keeps on their home node's CPUs now.");
 	fprintf(out, "numaplaced_narrowed_tasks %u\n", stats->narrowed_tasks);
+	family(out, "thread_homes", "gauge",
+	       "Threads of spread tasks the daemon keeps on a node of their own now "
+	       "(thread_homes).");
+	fprintf(out, "numaplaced_thread_homes %u\n", stats->thread_homes);
 	if (stats->has_plan) {
 		family(
 		    out, "node_cpu_demand", "gauge",

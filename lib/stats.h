@@ -76,10 +76,12 @@ void np_stats_add_pages_queried(struct np_stats *stats, uint64_t pages);
 /* Threads whose CPU affinity was narrowed. */
 void np_stats_add_affinity_set(struct np_stats *stats, uint64_t threads);
 
-/* The tick's plan (@load: per topo->nodes[i], NULL when none was made) and
- * how many tasks the daemon keeps narrowed now. */
+/* The tick's plan (@load: per topo->nodes[i], NULL when none was made),
+ * how many tasks the daemon keeps narrowed now, and how many threads it
+ * keeps on a node of their own (thread homes). */
 void np_stats_set_plan(struct np_stats *stats, const struct np_topology *topo,
-		       const struct np_planner_load *load, unsigned narrowed_tasks);
+		       const struct np_planner_load *load, unsigned narrowed_tasks,
+		       unsigned thread_homes);
 
 /* Tasks given their mask from before back. */
 void np_stats_add_given_back(struct np_stats *stats, uint64_t tasks);

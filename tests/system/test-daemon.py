@@ -379,7 +379,7 @@ REPORT_TASK_KEYS = {"pid", "comm", "age_ms", "rss_bytes", "threads", "run_node",
                     "node_bytes", "anon_node_bytes", "movable_node_bytes", "locality",
                     "decision", "reason", "reason_text", "target_node", "move_bytes", "plan"}
 LIVE_KEYS = {"cpu_percent", "looks", "sampled_looks", "last_look", "last_look_ago_ms", "moved_bytes",
-             "last_action"}
+             "last_action", "thread_homes"}
 LAST_ACTION_KEYS = {"decision", "reason", "reason_text", "target_node", "set_affinity", "widen",
                     "move_pages", "outcome", "moved_bytes", "ago_ms"}
 

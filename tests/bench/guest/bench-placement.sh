@@ -179,6 +179,23 @@ scenario_tick() {
 	esac
 }
 
+# What each thread of hog $1 says of its own slice (np-hog, SIGUSR1): the
+# share on the node it runs on, which no /proc file tells. One line per
+# thread, "threadlocal PID local thread I tid T node N pages P here H";
+# none when the threads do not answer within 10 s.
+thread_locality() {
+	file=$(eval "echo \$HOG_NAME_$1").out
+	threads=$(awk '$1 == "ready" { print $7 }' "$file")
+	before=$(grep -c '^local' "$file")
+	kill -USR1 "$1"
+	t0=$(bench_now)
+	until [ "$(grep -c '^local' "$file")" -ge $((before + threads)) ]; do
+		awk -v t="$t0" -v n="$(bench_now)" 'BEGIN { exit !(n - t > 10) }' && return 0
+		sleep 0.1
+	done
+	grep '^local' "$file" | tail -n "$threads" | sed "s/^/threadlocal $1 /"
+}
+
 run_one() {
 	scenario=$1
 	system=$2
@@ -213,6 +230,9 @@ run_one() {
 		left=$(awk -v s="$start" -v n="$now" -v k="$second" 'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')
 		sleep "$left"
 	done
+	for pid in $HOGS; do
+		thread_locality "$pid"
+	done >>"$out"
 	{
 		echo "event $(bench_now) end"
 		echo "vmstat_after $(bench_vmstat_migrated)"

@@ -57,6 +57,7 @@ start_and_wait() {
 		echo "scan_delay_ms = 500"
 		echo "scan_period_min_ms = 500"
 		echo "log_level = info"
+		echo "metrics_listen = 127.0.0.1:0"
 		cat
 	} >/tmp/threads.conf
 	np_daemon_start </tmp/threads.conf
@@ -86,6 +87,13 @@ start_and_wait </dev/null
 echo "daemon-threads: every thread at least 90% local after $local_ms ms:" \
 	"$(grep '^local' /tmp/hog-a.out /tmp/hog-b.out | tail -n 4 | tr '\n' ';')"
 echo "daemon-threads: masks a $(np_affinity "$hog_a"), b $(np_affinity "$hog_b")"
+# What the status and the metrics say of it.
+numaplaced --status >/tmp/status.txt 2>&1 || np_fail "--status: $(cat /tmp/status.txt)"
+[ "$(grep -c 'thread homes: 2 threads (' /tmp/status.txt)" = 2 ] ||
+	np_fail "status: $(cat /tmp/status.txt)"
+[ "$(np_metric numaplaced_thread_homes)" = 4 ] ||
+	np_fail "numaplaced_thread_homes $(np_metric numaplaced_thread_homes), not 4"
+grep 'thread homes:' /tmp/status.txt
 # Each busy thread on one node's CPU: a mask of one CPU.
 for pid in "$hog_a" "$hog_b"; do
 	for tid in $(workers "$pid"); do

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "check.h"
+#include "threadhome.h"
+
+#include <math.h>
+
+#define MIB (UINT64_C(1) << 20)
+
+static bool near(double a, double b)
+{
+	return fabs(a - b) < 1e-9;
+}
+
+/* compete on 4 nodes of one CPU: two 2-thread tasks, each thread busy
+ * and writing 64 MiB of its own, all of it on node 0. The first task
+ * keeps one thread on node 0 (its memory is there) and sends the other
+ * where it runs; the second, placed after it, finds nodes 0 and 1 full
+ * and goes where there is room: node 2 (tied, the lower), then node 3
+ * (where its second thread runs). */
+static void test_compete_4node(void)
+{
+	struct np_th_node nodes[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
+	const uint64_t on0[4] = {64 * MIB, 0, 0, 0};
+	struct np_th_thread a[2] = {{0.9, 2, on0, 64 * MIB}, {0.9, 1, on0, 64 * MIB}};
+	struct np_th_thread b[2] = {{0.9, 0, on0, 64 * MIB}, {0.9, 3, on0, 64 * MIB}};
+	int home[2];
+
+	CHECK_INT(np_thread_homes_assign(nodes, 4, a, 2, home), 2);
+	CHECK_INT(home[0], 0);
+	CHECK_INT(home[1], 1);
+	CHECK(near(nodes[0].load, 0.9) && near(nodes[1].load, 0.9));
+	CHECK_INT(np_thread_homes_assign(nodes, 4, b, 2, home), 2);
+	CHECK_INT(home[0], 2);
+	CHECK_INT(home[1], 3);
+	CHECK(near(nodes[2].load, 0.9) && near(nodes[3].load, 0.9));
+}
+
+/* The thread with the most memory of its own is placed first: it gets
+ * the node where its memory is, the smaller one the node it runs on. */
+static void test_most_memory_first(void)
+{
+	struct np_th_node nodes[2] = {{1, 0}, {1, 0}};
+	const uint64_t small[2] = {8 * MIB, 0}, big[2] = {100 * MIB, 0};
+	struct np_th_thread t[2] = {{0.8, 0, small, 8 * MIB}, {0.8, 1, big, 100 * MIB}};
+	int home[2];
+
+	CHECK_INT(np_thread_homes_assign(nodes, 2, t, 2, home), 2);
+	CHECK_INT(home[1], 0);
+	CHECK_INT(home[0], 1);
+}
+
+/* No home: an idle thread, and one that wrote nothing of its own; a
+ * memory-only node is no home. */
+static void test_no_home(void)
+{
+	struct np_th_node nodes[3] = {{0, 0}, {2, 0}, {2, 0}};
+	const uint64_t on0[3] = {32 * MIB, 0, 0};
+	struct np_th_thread t[3] = {
+	    {0.01, 1, on0, 32 * MIB}, /* idle */
+	    {0.9, 1, NULL, 0},	      /* nothing of its own */
+	    {0.9, 2, on0, 32 * MIB},  /* its memory on the CPU-less node */
+	};
+	int home[3];
+
+	CHECK_INT(np_thread_homes_assign(nodes, 3, t, 3, home), 1);
+	CHECK_INT(home[0], -1);
+	CHECK_INT(home[1], -1);
+	CHECK_INT(home[2], 2); /* where it runs: node 0 has no CPU */
+	CHECK(near(nodes[1].load, 0) && near(nodes[2].load, 0.9));
+}
+
+/* Room is the node's CPUs and the planner's slack (0.25 + 0.05 a CPU):
+ * 1.5 + 0.5 on two CPUs fits (2.35), so the thread stays beside its
+ * memory; when nothing fits, the least loaded node takes it. */
+static void test_room(void)
+{
+	struct np_th_node nodes[2] = {{2, 1.5}, {1, 0}};
+	struct np_th_node full[2] = {{1, 1.0}, {1, 0.5}};
+	const uint64_t on0[2] = {16 * MIB, 0};
+	struct np_th_thread t = {0.5, 1, on0, 16 * MIB};
+	struct np_th_thread u = {0.9, 0, on0, 16 * MIB};
+	int home;
+
+	CHECK_INT(np_thread_homes_assign(nodes, 2, &t, 1, &home), 1);
+	CHECK_INT(home, 0);
+	CHECK_INT(np_thread_homes_assign(full, 2, &u, 1, &home), 1);
+	/* 1.9 on node 0 and 1.4 on node 1, over 1.3 both: the least loaded,
+	 * though its memory and its CPU are on node 0. */
+	CHECK_INT(home, 1);
+	CHECK(near(full[1].load, 1.4));
+}
+
+int main(void)
+{
+	test_compete_4node();
+	test_most_memory_first();
+	test_no_home();
+	test_room();
+	return check_done();
+}
