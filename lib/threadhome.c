@@ -288,6 +288,7 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	int *where = NULL;
 	unsigned nr_blocks = 0, overflowed;
 	double secs = (double)(env->now_ms - th->sample_ms) / 1000;
+	bool changed = false;
 	size_t n;
 	int err;
 
@@ -353,6 +354,9 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		const struct np_thread_home *was = np_thread_homes_find(th, s[i].tid);
 		int e = 0;
 
+		if ((home[i] < 0) != !was ||
+		    (was && was->node != env->topo->nodes[home[i]].id))
+			changed = true;
 		if (home[i] < 0 && was) {
 			/* No home now: its mask back. */
 			struct np_affinity_result res;
@@ -370,6 +374,10 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	}
 	if (!err)
 		err = plan_areas(env, th, blocks, where, nr_blocks);
+	changed |= th->nr_areas > 0;
+	th->hold_ms = !changed && th->hold_ms ? th->hold_ms * 2 : NP_TH_HOLD_MS;
+	if (th->hold_ms > NP_TH_HOLD_MAX_MS)
+		th->hold_ms = NP_TH_HOLD_MAX_MS;
 	th->set_ms = env->now_ms;
 out:
 	free(pages);
@@ -407,7 +415,7 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 			*step = NP_TH_SET;
 		return err;
 	}
-	if (th->nr && env->now_ms - th->set_ms < NP_TH_HOLD_MS)
+	if (th->nr && env->now_ms - th->set_ms < th->hold_ms)
 		return 0;
 	err = start_sample(env, th, task);
 	if (!err)

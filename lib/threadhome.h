@@ -63,7 +63,8 @@ struct np_thread_homes {
 	struct np_bitmap before; /* the mask its threads had */
 	struct np_thread_home *v;
 	unsigned nr;
-	uint64_t set_ms; /* when they were set (engine clock) */
+	uint64_t set_ms;  /* when they were set (engine clock) */
+	uint64_t hold_ms; /* until the next sample, from set_ms */
 	/* A sample of its threads' writes under way (NULL: none), started
 	 * at sample_ms, with each sampled thread's CPU time then. */
 	struct np_writers *sampling;
@@ -115,9 +116,12 @@ enum np_th_step {
 
 /* How long a sample of the threads' writes runs before it is read (at
  * the task's next look after that), and how long homes stand before
- * another sample may change them. */
+ * another sample may change them: a minute, doubled after each sample
+ * that changed nothing, up to 16 (a sample costs the task a fault per
+ * page it writes). */
 #define NP_TH_SAMPLE_MS 1000
 #define NP_TH_HOLD_MS 60000
+#define NP_TH_HOLD_MAX_MS (16 * 60000)
 
 /*
  * A look at @task (details read, checked by np_thread_homes_check) that
@@ -126,8 +130,9 @@ enum np_th_step {
  * memory of its own a node (np_thread_homes_assign over @nodes, the
  * others' load, which is updated), narrows the threads whose node
  * changed (from the mask they had to their node's CPUs), and leaves in
- * th->areas each thread's own memory off its node. Every
- * NP_TH_HOLD_MS another sample may change them. *@thp is created on the
+ * th->areas each thread's own memory off its node. After th->hold_ms
+ * (NP_TH_HOLD_MS, doubled up to NP_TH_HOLD_MAX_MS while samples change
+ * nothing) another sample may change them. *@thp is created on the
  * first look. Returns 0, or -errno (a sample that could not start:
  * -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM), *@step saying what was
  * done.
