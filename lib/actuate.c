@@ -684,22 +684,26 @@ static void collect_vma(struct collect *col, const struct np_task_memory *mem,
 	col->misplaced_bytes += misplaced * vma->page_bytes;
 }
 
-/* The movable VMAs of @mem holding pages off @target, with their ranges
- * from maps under the task's directory. */
 /* The parts of @mem's movable VMAs that @nr areas (sorted, apart) cover,
  * each a candidate toward its area's node: which pages are off it, only
- * a lookup says. */
+ * a lookup says. The VMAs are in address order too: one walk over both,
+ * at most one piece per VMA and per area more than their count. */
 static void collect_areas(struct collect *col, const struct np_task_memory *mem,
 			  const struct np_vma_range *ranges, unsigned nr_ranges,
 			  const struct np_move_area *areas, unsigned nr)
 {
+	unsigned first = 0;
+
 	for (unsigned v = 0; v < mem->nr_vmas; v++) {
 		const struct np_memory_vma *vma = &mem->vmas[v];
 		const struct np_vma_range *range = find_range(ranges, nr_ranges, vma->start);
 
 		if (!range)
 			continue; /* unmapped since the read */
-		for (unsigned a = 0; a < nr; a++) {
+		/* Areas wholly before this VMA are behind every later one. */
+		while (first < nr && areas[first].end <= range->start)
+			first++;
+		for (unsigned a = first; a < nr && areas[a].start < range->end; a++) {
 			uint64_t start = areas[a].start > range->start ? areas[a].start : range->start;
 			uint64_t end = areas[a].end < range->end ? areas[a].end : range->end;
 
@@ -715,6 +719,9 @@ static void collect_areas(struct collect *col, const struct np_task_memory *mem,
 	}
 }
 
+/* The movable VMAs of @mem holding pages off @target (or, with @areas,
+ * their parts those cover), with their ranges from maps under the task's
+ * directory. */
 static int collect_candidates(struct np_actuator *act, const struct task_dir *td,
 			      const struct np_task_memory *mem, int target,
 			      const struct np_move_area *areas, unsigned nr_areas,
@@ -730,9 +737,9 @@ static int collect_candidates(struct np_actuator *act, const struct task_dir *td
 	col->target = target;
 	col->src_pages = calloc(NP_MAX_NODES, sizeof(*col->src_pages));
 	col->src_bytes = calloc(NP_MAX_NODES, sizeof(*col->src_bytes));
-	/* An area cut by VMAs is one candidate per piece: at most one more
-	 * than the areas for each VMA. */
-	col->c = calloc(mem->nr_vmas + (size_t)mem->nr_vmas * nr_areas + 1, sizeof(*col->c));
+	/* An area cut by VMAs is one candidate per piece: each piece starts
+	 * an area or a VMA. */
+	col->c = calloc((size_t)mem->nr_vmas + nr_areas + 1, sizeof(*col->c));
 	if (!col->src_pages || !col->src_bytes || !col->c)
 		return -ENOMEM;
 	err = np_ctx_read_file_at(act->ctx, td->fd, td->path, "maps", MAPS_MAX, &buf, &len);

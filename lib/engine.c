@@ -538,8 +538,12 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 			} else {
 				done += threads > 0;
 			}
-			np_thread_homes_free(st->th);
-			st->th = NULL;
+			/* What could not be given back stays, for the masks
+			 * file and the next start. */
+			if (!st->th->nr) {
+				np_thread_homes_free(st->th);
+				st->th = NULL;
+			}
 		}
 		if (!st->hist || !st->hist->narrowed)
 			continue;
@@ -675,14 +679,16 @@ int np_engine_give_back_saved(struct np_engine *engine, const struct np_saved_ma
 		int err;
 
 		np_act_task_init(&at);
-		/* A thread's entry: only that thread, through its process. */
+		/* A thread's entry (thread homes): through its process. */
 		err = saved_thread_owner(engine, &v[i], &task);
 		if (err == 1)
 			err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed,
 						       &v[i].before, &res);
 		else if (!err)
-			err = np_actuator_set_threads_affinity(engine->act, &at, &task, &v[i].pid, 1,
-							       &v[i].narrowed, &v[i].before, &res);
+			/* Every thread still on that mask: it, and those it
+			 * started since, which inherited it. */
+			err = np_actuator_set_affinity(engine->act, &at, &task, &v[i].narrowed,
+						       &v[i].before, &res);
 		else
 			memset(&res, 0, sizeof(res));
 		if (!err && res.counts[NP_THREAD_NARROWED])
@@ -1787,6 +1793,18 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 		np_stats_add_given_back(engine->stats, 1);
 }
 
+/* A move of a task's thread areas ended: they are done with, unless it
+ * should go on at the next look (another move ran, the rate or the
+ * budget stopped it, or a backoff). */
+static void th_move_ended(struct np_thread_homes *th, int err, const struct np_move_result *res)
+{
+	if (err == -EBUSY || err == -EAGAIN || (!err && res->budget_exhausted))
+		return;
+	free(th->areas);
+	th->areas = NULL;
+	th->nr_areas = 0;
+}
+
 int np_engine_move_fd(const struct np_engine *engine)
 {
 	return engine->moves_off_loop ? np_actuator_move_fd(engine->act) : -1;
@@ -1819,8 +1837,10 @@ int np_engine_finish_move(struct np_engine *engine)
 	outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : err ? NP_SNAP_FAILED : NP_SNAP_DONE;
 	if (engine->moving.threads) {
 		/* Thread homes keep their own account; no policy history. */
-		if (st && st->th)
+		if (st && st->th) {
 			st->th->moved_bytes += res.bytes_moved;
+			th_move_ended(st->th, err, &res);
+		}
 	} else if (st && !err) {
 		outcome = move_ended(st, target, res.bytes_moved, engine->moving.narrowed, &first);
 		if (outcome == NP_SNAP_NO_EFFECT)
@@ -2068,15 +2088,40 @@ static void th_give_back(struct np_engine *engine, const struct np_th_env *env,
 					    &restored);
 
 	if (err)
-		np_log(engine->ctx, LOG_WARNING, "pid %d: giving its threads their CPU mask back: %s",
+		np_log(engine->ctx, LOG_WARNING,
+		       "pid %d: giving its threads their CPU mask back: %s; tried again at its next "
+		       "look",
 		       st->pid, strerror(-err));
-	else if (restored)
+	if (restored)
 		np_log(engine->ctx, LOG_INFO, "pid %d: %u thread%s given their CPU mask back (%s)",
 		       st->pid, restored, restored == 1 ? "" : "s", why);
 	if (restored)
 		np_stats_add_given_back(engine->stats, 1);
-	np_thread_homes_free(st->th);
-	st->th = NULL;
+	if (!st->th->nr) {
+		np_thread_homes_free(st->th);
+		st->th = NULL;
+	}
+}
+
+/* A task with thread homes that the plan no longer spreads, kept as it
+ * is (idle, say): the homes stand, but no sample runs and nothing more
+ * moves. */
+static void th_pause(struct np_task_state *st)
+{
+	np_writers_free(st->th->sampling);
+	st->th->sampling = NULL;
+	free(st->th->areas);
+	st->th->areas = NULL;
+	st->th->nr_areas = 0;
+}
+
+/* Whether @a says the task is to be kept as it is: its thread homes
+ * stand. A skip for want of a read is no verdict. */
+static bool th_kept(const struct np_action *a)
+{
+	return a->kind == NP_ACTION_KEEP ||
+	       (a->kind == NP_ACTION_SKIP &&
+		(a->reason == NP_REASON_NO_DETAILS || a->reason == NP_REASON_NO_MEMORY_DATA));
 }
 
 /* Start moving what its threads alone write to their nodes. */
@@ -2091,22 +2136,21 @@ static void th_move(struct np_engine *engine, struct tick *t, struct np_snap_tas
 	err = np_actuator_move_areas_start(engine->act, &st->act, &e->task, &e->mem, th->areas,
 					   th->nr_areas, engine->cfg.max_migrate_mb_per_scan << 20,
 					   &res);
-	if (err == -EBUSY)
-		return; /* at a later look */
 	if (err == 1) {
+		/* The areas stay until it ends (np_engine_finish_move). */
 		memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
 		engine->moving.narrowed = false;
 		engine->moving.threads = true;
 		engine->moving.at_ms = t->now_ms;
 		e->outcome = NP_SNAP_STARTED;
-	} else {
+		return;
+	}
+	if (err != -EBUSY) {
 		log_move(engine, &e->task, -1, &res, err, denied_total(engine) > denied);
 		e->moved_bytes = res.bytes_moved;
 		th->moved_bytes += res.bytes_moved;
 	}
-	free(th->areas);
-	th->areas = NULL;
-	th->nr_areas = 0;
+	th_move_ended(th, err, &res);
 }
 
 /* A look at a task the plan spreads: its threads' writes sampled, their
@@ -2116,21 +2160,48 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 		    struct np_task_state *st, struct np_th_node *nodes)
 {
 	struct np_th_env env = th_env(engine, t);
+	const struct np_topology *topo = t->snap->topo;
+	struct np_th_node *mine = calloc(topo->nr_nodes + 1, sizeof(*mine));
 	enum np_th_step step;
-	int err = np_thread_homes_look(&env, &st->th, &st->act, &e->task, nodes, &step);
+	int err;
+
+	if (!mine)
+		return false;
+	/* Its own view: the CPUs of each node its mask from before allows,
+	 * none on a node without memory or outside its memory's bounds. */
+	for (unsigned i = 0; i < topo->nr_nodes; i++) {
+		const struct np_node *node = &topo->nodes[i];
+		const struct np_bitmap *before = st->th ? &st->th->before : &e->task.cpus_allowed;
+		struct np_bitmap cpus;
+
+		np_bitmap_and(&cpus, &node->cpus, before);
+		mine[i] = nodes[i];
+		mine[i].cpus = node->mem_total && np_task_may_use_node(&e->task, node->id)
+				   ? np_bitmap_weight(&cpus)
+				   : 0;
+	}
+	err = np_thread_homes_look(&env, &st->th, &st->act, &e->task, mine, &step);
+	for (unsigned i = 0; i < topo->nr_nodes; i++)
+		nodes[i].load = mine[i].load;
+	free(mine);
 
 	if (err) {
-		int priority = engine->thread_homes_logged ? LOG_DEBUG : LOG_NOTICE;
+		/* Said once: a refusal (another user's task), or no perf
+		 * events; the rest (it exited) at debug. */
+		bool refusal = err == -EPERM || err == -EACCES || err == -EOPNOTSUPP;
+		int priority = refusal && !engine->thread_homes_logged ? LOG_NOTICE : LOG_DEBUG;
 
-		engine->thread_homes_logged = true;
-		np_log(engine->ctx, priority,
-		       "pid %d (%s): its threads' writes cannot be sampled: %s; its threads go "
-		       "where the kernel runs them",
-		       e->task.pid, e->task.comm, strerror(-err));
+		engine->thread_homes_logged |= refusal;
+		if (refusal)
+			np_log(engine->ctx, priority,
+			       "pid %d (%s): its threads' writes cannot be sampled: %s; its "
+			       "threads go where the kernel runs them",
+			       e->task.pid, e->task.comm, strerror(-err));
+		else
+			np_log(engine->ctx, LOG_DEBUG, "pid %d (%s): thread homes: %s", e->task.pid,
+			       e->task.comm, strerror(-err));
 		if (err == -EOPNOTSUPP)
 			engine->thread_homes = false;
-		if (st->th && !st->th->nr)
-			th_give_back(engine, &env, st, "no sample");
 		return false;
 	}
 	if (step == NP_TH_SET)
@@ -2141,7 +2212,10 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 		       (unsigned long long)(st->th->own_bytes >> 20),
 		       (unsigned long long)(st->th->shared_bytes >> 20), st->th->nr_areas,
 		       st->th->nr_areas == 1 ? "" : "s");
-	if (st->th && st->th->nr_areas && engine->moves_off_loop)
+	/* A move of areas needs the VMAs of a numa_maps read: after a
+	 * sampled look, at the next (must_read). */
+	if (st->th && st->th->nr_areas && engine->moves_off_loop && e->mem.nr_vmas &&
+	    !np_actuator_moving(engine->act, NULL, NULL, NULL))
 		th_move(engine, t, e, st);
 	return step != NP_TH_WAITING || (st->th && st->th->nr_areas);
 }
@@ -2218,13 +2292,17 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
 		struct np_task_state *st = t->picked_state[i];
 
-		if (st->th && (!thread_homes_on(engine) || actions[i].kind != NP_ACTION_KEEP))
+		if (st->th && (!thread_homes_on(engine) || !th_kept(&actions[i])))
 			th_give_back(engine, &env, st,
 				     thread_homes_on(engine) ? np_action_kind_name(actions[i].kind)
 							     : "thread_homes = no");
+		else if (st->th && !spread_by_plan(&actions[i]))
+			th_pause(st);
 	}
-	if (acts && thread_homes_on(engine) && !(nodes = th_nodes(t)))
-		err = -ENOMEM;
+	/* Without memory for it no thread is placed this tick (nothing else
+	 * waits on it). */
+	if (acts && thread_homes_on(engine))
+		nodes = th_nodes(t);
 	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 

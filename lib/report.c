@@ -145,8 +145,6 @@ static void write_live_columns(const struct np_snapshot *report, const struct np
 		np_human_bytes(rt->live.moved_bytes, moved, sizeof(moved)));
 }
 
-/* A status's lines under a task: its last action, and the mask the daemon
- * keeps it on. */
 /* Its threads' homes, on one line. */
 static void write_threads_line(const struct np_snap_threads *th, FILE *out)
 {
@@ -168,6 +166,8 @@ static void write_threads_line(const struct np_snap_threads *th, FILE *out)
 		np_human_bytes(th->moved_bytes, moved, sizeof(moved)));
 }
 
+/* A status's lines under a task: its last action, the mask the daemon
+ * keeps it on, its threads' homes. */
 static void write_live_lines(const struct np_snapshot *report, const struct np_snap_task *rt,
 			     FILE *out)
 {

@@ -107,9 +107,11 @@ const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *
 }
 
 /* Threads sampled at once, at most, the busiest first; and the ring
- * memory they share (each ring 64 KiB to 1 MiB: 24 bytes a fault). */
+ * memory they share (each ring 16 to 256 KiB, 24 bytes a fault): perf
+ * rings count against perf_event_mlock_kb, which the run sampler's use
+ * too, without CAP_IPC_LOCK. */
 #define SAMPLE_THREADS_MAX 64
-#define SAMPLE_RING_KIB_ALL 8192
+#define SAMPLE_RING_KIB_ALL 2048
 
 unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
 			       struct np_task *task)
@@ -119,8 +121,11 @@ unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_hom
 	for (unsigned i = 0; th && i < th->nr; i++) {
 		struct np_bitmap now;
 
-		if (np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now) ||
-		    !np_bitmap_equal(&now, &th->v[i].cpus))
+		int err = np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now);
+
+		/* Gone, or someone else's mask now: forgotten. A read that
+		 * failed otherwise keeps it. */
+		if (err == -ESRCH || (!err && !np_bitmap_equal(&now, &th->v[i].cpus)))
 			continue;
 		th->v[kept++] = th->v[i];
 	}
@@ -152,6 +157,10 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 
 	if (!nr)
 		return -ESRCH;
+	/* With no thread homed, the mask to narrow from is the task's now
+	 * (its user may have changed it since the last sample). */
+	if (!th->nr)
+		th->before = task->cpus_allowed;
 	by_use = malloc(task->nr_thread_samples * sizeof(*by_use));
 	free(th->sample_tids);
 	free(th->sample_ticks);
@@ -170,7 +179,7 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	}
 	free(by_use);
 	ring_kib = SAMPLE_RING_KIB_ALL / nr;
-	ring_kib = ring_kib > 1024 ? 1024 : ring_kib < 64 ? 64 : ring_kib;
+	ring_kib = ring_kib > 256 ? 256 : ring_kib < 16 ? 16 : ring_kib;
 	err = np_writers_start(env->ctx, task->pid, th->sample_tids, nr, ring_kib, &th->sampling);
 	if (err)
 		return err;
@@ -201,6 +210,32 @@ static struct sampled *sampled_of(struct sampled *s, unsigned nr, int tid)
 		if (s[i].tid == tid)
 			return &s[i];
 	return NULL;
+}
+
+/*
+ * Give back the mask from before to every thread of @task still on
+ * @home's mask (threads it started since have that mask too). Returns 0
+ * when that is done (or the task or thread is gone, or has a mask of
+ * someone else's), -EAGAIN when it must be tried again; *@restored, when
+ * given, grows by the threads given back.
+ */
+static int give_back_one(const struct np_th_env *env, struct np_act_task *at,
+			 const struct np_task *task, const struct np_thread_homes *th,
+			 const struct np_thread_home *home, unsigned *restored)
+{
+	struct np_affinity_result res;
+	int err;
+
+	/* A give-back does not wait out a backoff a move started. */
+	np_backoff_succeeded(&at->backoff);
+	err = np_actuator_set_threads_affinity(env->act, at, task, NULL, 0, &home->cpus,
+					       &th->before, &res);
+	if (restored && !err)
+		*restored += res.counts[NP_THREAD_NARROWED];
+	if (!err && res.counts[NP_THREAD_FAILED])
+		err = -EAGAIN;
+	np_affinity_result_clear(&res);
+	return err && err != -ESRCH ? -EAGAIN : 0;
 }
 
 /* Narrow thread @t to node @idx's CPUs (within th->before), from the mask
@@ -350,6 +385,10 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	for (unsigned i = 0; i < th->nr_sampled; i++)
 		in[i] = s[i].in;
 	np_thread_homes_assign(nodes, nr_nodes, in, th->nr_sampled, home);
+	/* A busy thread given no node still runs where it ran. */
+	for (unsigned i = 0; i < th->nr_sampled; i++)
+		if (home[i] < 0 && s[i].in.run_node >= 0)
+			nodes[s[i].in.run_node].load += s[i].in.busy;
 	for (unsigned i = 0; i < th->nr_sampled; i++) {
 		const struct np_thread_home *was = np_thread_homes_find(th, s[i].tid);
 		int e = 0;
@@ -358,14 +397,9 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		    (was && was->node != env->topo->nodes[home[i]].id))
 			changed = true;
 		if (home[i] < 0 && was) {
-			/* No home now: its mask back. */
-			struct np_affinity_result res;
-			int tid = s[i].tid;
-
-			np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, &was->cpus,
-							 &th->before, &res);
-			np_affinity_result_clear(&res);
-			*(struct np_thread_home *)was = th->v[--th->nr];
+			/* No home now: its mask back (kept while that fails). */
+			if (give_back_one(env, at, task, th, was, NULL) != -EAGAIN)
+				*(struct np_thread_home *)was = th->v[--th->nr];
 		} else if (home[i] >= 0 && (!was || was->node != env->topo->nodes[home[i]].id)) {
 			e = narrow_to(env, th, at, task, s[i].tid, home[i]);
 		}
@@ -413,13 +447,20 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 		err = settle(env, th, at, task, nodes);
 		if (!err)
 			*step = NP_TH_SET;
-		return err;
+	} else if (th->hold_ms && env->now_ms - th->set_ms < th->hold_ms) {
+		return 0; /* a sample was read, or refused, not long ago */
+	} else {
+		err = start_sample(env, th, task);
+		if (!err)
+			*step = NP_TH_SAMPLING;
 	}
-	if (th->nr && env->now_ms - th->set_ms < th->hold_ms)
-		return 0;
-	err = start_sample(env, th, task);
-	if (!err)
-		*step = NP_TH_SAMPLING;
+	/* A refusal is not tried again at every look: a task of another
+	 * user stays refused, and a sample costs it faults. */
+	th->refused = err;
+	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
+		th->set_ms = env->now_ms;
+		th->hold_ms = NP_TH_HOLD_MAX_MS;
+	}
 	return err;
 }
 
@@ -428,22 +469,36 @@ int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_home
 			      unsigned *restored)
 {
 	struct np_task task = {.pid = pid, .start_ticks = start_ticks};
+	bool *failed = th && th->nr ? calloc(th->nr, sizeof(*failed)) : NULL;
+	unsigned kept = 0;
 	int first = 0;
 
 	*restored = 0;
+	if (th && th->nr && !failed)
+		return -ENOMEM; /* all kept, to be tried again */
 	for (unsigned i = 0; th && i < th->nr; i++) {
-		struct np_affinity_result res;
-		int err = np_actuator_set_threads_affinity(env->act, at, &task, &th->v[i].tid, 1,
-							   &th->v[i].cpus, &th->before, &res);
+		unsigned j = 0;
 
-		if (!err)
-			*restored += res.counts[NP_THREAD_NARROWED];
-		else if (err != -ESRCH && !first)
-			first = err;
-		np_affinity_result_clear(&res);
+		/* One pass per mask covers every thread on it: a later home
+		 * of the same mask shares the first one's fate. */
+		while (j < i && !np_bitmap_equal(&th->v[j].cpus, &th->v[i].cpus))
+			j++;
+		if (j < i)
+			failed[i] = failed[j];
+		else
+			failed[i] = give_back_one(env, at, &task, th, &th->v[i], restored) != 0;
 	}
+	for (unsigned i = 0; th && i < th->nr; i++) {
+		/* Kept, to be tried again: a mask set and forgotten would never
+		 * be given back. */
+		if (failed[i]) {
+			th->v[kept++] = th->v[i];
+			first = -EAGAIN;
+		}
+	}
+	free(failed);
 	if (th) {
-		th->nr = 0;
+		th->nr = kept;
 		free(th->areas);
 		th->areas = NULL;
 		th->nr_areas = 0;

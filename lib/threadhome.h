@@ -63,8 +63,9 @@ struct np_thread_homes {
 	struct np_bitmap before; /* the mask its threads had */
 	struct np_thread_home *v;
 	unsigned nr;
-	uint64_t set_ms;  /* when they were set (engine clock) */
+	uint64_t set_ms;  /* when they were set, or a sample refused (engine clock) */
 	uint64_t hold_ms; /* until the next sample, from set_ms */
+	int refused;	  /* the last sample's error, or 0 */
 	/* A sample of its threads' writes under way (NULL: none), started
 	 * at sample_ms, with each sampled thread's CPU time then. */
 	struct np_writers *sampling;
@@ -133,17 +134,20 @@ enum np_th_step {
  * th->areas each thread's own memory off its node. After th->hold_ms
  * (NP_TH_HOLD_MS, doubled up to NP_TH_HOLD_MAX_MS while samples change
  * nothing) another sample may change them. *@thp is created on the
- * first look. Returns 0, or -errno (a sample that could not start:
- * -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM), *@step saying what was
- * done.
+ * first look. Returns 0, or -errno (a sample that could not start or be
+ * read: -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM), *@step saying
+ * what was done; after an error the next sample waits NP_TH_HOLD_MAX_MS.
  */
 int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **thp,
 			 struct np_act_task *at, const struct np_task *task,
 			 struct np_th_node *nodes, enum np_th_step *step);
 
-/* Give each thread of @th still on its home's mask the mask from before;
- * @th is emptied (not freed). *@restored: threads given back. Returns 0,
- * or the first error but -ESRCH (the task gone: nothing to give back). */
+/* Give every thread of the task still on a home's mask (a thread a homed
+ * one started since has it too) the mask from before. The homes given
+ * back, or gone, leave @th; those that could not be (a call failed) stay
+ * in it, to be tried again, and the result is -EAGAIN (-ENOMEM: all
+ * stay). A sample under way is stopped and the areas dropped.
+ * *@restored: threads given back. */
 int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_homes *th,
 			      struct np_act_task *at, int pid, uint64_t start_ticks,
 			      unsigned *restored);
