@@ -63,6 +63,45 @@ int np_writers_attribute(struct np_write_sample *s, size_t n, struct np_writer_b
 	return 0;
 }
 
+static const struct np_writer_block *find_block(const struct np_writer_block *v, unsigned n,
+						uint64_t start)
+{
+	unsigned lo = 0, hi = n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (v[mid].start == start)
+			return &v[mid];
+		if (v[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+unsigned np_writers_confirm(struct np_writer_block *b, unsigned n,
+			    const struct np_writer_block *prev, unsigned nr_prev)
+{
+	unsigned unconfirmed = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct np_writer_block *p;
+
+		if (b[i].tid < 0 || b[i].faults > 1)
+			continue;
+		p = prev ? find_block(prev, nr_prev, b[i].start) : NULL;
+		if (!p) {
+			b[i].tid = NP_WRITERS_UNCONFIRMED;
+			unconfirmed++;
+		} else if (p->tid != b[i].tid) {
+			b[i].tid = -1;
+		}
+	}
+	return unconfirmed;
+}
+
 static int clear_soft_dirty(int pid)
 {
 	char path[64];

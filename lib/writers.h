@@ -53,6 +53,23 @@ struct np_writer_block {
 int np_writers_attribute(struct np_write_sample *s, size_t n, struct np_writer_block **out,
 			 unsigned *nr);
 
+/* A block whose one fault a second sample has yet to confirm. */
+#define NP_WRITERS_UNCONFIRMED (-2)
+
+/*
+ * Confirm the owners of @n blocks (sorted, as np_writers_attribute makes
+ * them) against @prev, the blocks of an earlier sample (@nr_prev of them,
+ * sorted; NULL: none), as the kernel tells a private page from a shared
+ * one by two faults in a row from the same task (pure). A block with two
+ * faults or more, all from one thread, is that thread's. A block with one
+ * fault (a transparent huge page faults once, on its first writer) is its
+ * thread's when @prev has it from the same thread, shared (-1) when from
+ * another or several, and NP_WRITERS_UNCONFIRMED when @prev lacks it.
+ * Returns the number of those.
+ */
+unsigned np_writers_confirm(struct np_writer_block *b, unsigned n,
+			    const struct np_writer_block *prev, unsigned nr_prev);
+
 /* Whether the running kernel keeps soft-dirty bits: a page of the caller
  * is written, its bits cleared through /proc/self/clear_refs, and
  * /proc/self/pagemap read back. Returns 0 when it does, -EOPNOTSUPP when

@@ -51,6 +51,36 @@ static void test_attribute(void)
 	CHECK_INT(nr, 0);
 }
 
+/* One fault in a block (a huge page's, on its first writer) is
+ * confirmed by the sample before, as the kernel's two faults in a row. */
+static void test_confirm(void)
+{
+	struct np_writer_block now[] = {
+	    {0 * MIB, 7, 1}, /* one fault, 7 before too: 7's */
+	    {2 * MIB, 7, 1}, /* one fault, 8 before: shared */
+	    {4 * MIB, 8, 1}, /* one fault, shared before: shared */
+	    {6 * MIB, 8, 1}, /* one fault, not in the sample before */
+	    {8 * MIB, 8, 3}, /* three faults, all 8's: 8's */
+	    {10 * MIB, -1, 2}, /* shared already */
+	};
+	const struct np_writer_block before[] = {
+	    {0 * MIB, 7, 1}, {2 * MIB, 8, 1}, {4 * MIB, -1, 2}, {12 * MIB, 7, 1},
+	};
+	struct np_writer_block first[] = {{0, 7, 1}, {2 * MIB, 7, 4}};
+
+	CHECK_INT(np_writers_confirm(now, 6, before, 4), 1);
+	CHECK_INT(now[0].tid, 7);
+	CHECK_INT(now[1].tid, -1);
+	CHECK_INT(now[2].tid, -1);
+	CHECK_INT(now[3].tid, NP_WRITERS_UNCONFIRMED);
+	CHECK_INT(now[4].tid, 8);
+	CHECK_INT(now[5].tid, -1);
+	/* No sample before: every one-fault block waits for the next. */
+	CHECK_INT(np_writers_confirm(first, 2, NULL, 0), 1);
+	CHECK_INT(first[0].tid, NP_WRITERS_UNCONFIRMED);
+	CHECK_INT(first[1].tid, 7);
+}
+
 /* ---- rings of TID and ADDR samples ---- */
 
 #define RING 256
@@ -251,6 +281,7 @@ out:
 int main(void)
 {
 	test_attribute();
+	test_confirm();
 	test_ring();
 	test_live();
 	return check_done();
