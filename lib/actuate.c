@@ -1907,12 +1907,14 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			     const struct np_task *task, const struct np_bitmap *from,
 			     const struct np_bitmap *node_cpus, struct np_affinity_result *result)
 {
-	return np_actuator_set_threads_affinity(act, at, task, NULL, 0, from, node_cpus, result);
+	return np_actuator_set_threads_affinity(act, at, task, NULL, 0, true, from, node_cpus,
+						result);
 }
 
 int np_actuator_set_threads_affinity(struct np_actuator *act, struct np_act_task *at,
 				     const struct np_task *task, const int *tids, unsigned nr,
-				     const struct np_bitmap *from, const struct np_bitmap *node_cpus,
+				     bool except, const struct np_bitmap *from,
+				     const struct np_bitmap *node_cpus,
 				     struct np_affinity_result *result)
 {
 	struct task_dir td;
@@ -1947,7 +1949,7 @@ int np_actuator_set_threads_affinity(struct np_actuator *act, struct np_act_task
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 
-		if (*end || tid <= 0 || end == de->d_name || (tids && !listed(tids, nr, tid)))
+		if (*end || tid <= 0 || end == de->d_name || listed(tids, nr, tid) == except)
 			continue;
 		err = add_thread(result, &cap, (int)tid);
 		if (err)

@@ -249,12 +249,13 @@ int np_actuator_set_affinity(struct np_actuator *act, struct np_act_task *at,
 			     const struct np_task *task, const struct np_bitmap *from,
 			     const struct np_bitmap *cpus, struct np_affinity_result *result);
 
-/* The same for the threads @tids (@nr of them) of @task only; the others
- * are not in @result. */
+/* The same for the threads @tids (@nr of them) of @task only, or with
+ * @except for all its threads but those; the others are not in
+ * @result. */
 int np_actuator_set_threads_affinity(struct np_actuator *act, struct np_act_task *at,
 				     const struct np_task *task, const int *tids, unsigned nr,
-				     const struct np_bitmap *from, const struct np_bitmap *cpus,
-				     struct np_affinity_result *result);
+				     bool except, const struct np_bitmap *from,
+				     const struct np_bitmap *cpus, struct np_affinity_result *result);
 
 /* The mask thread @tid of process @pid has now. Returns 0, -ESRCH when it
  * is gone, or -errno. */

@@ -2066,16 +2066,32 @@ static bool spread_by_plan(const struct np_action *a)
 	return a->kind == NP_ACTION_KEEP && a->planned && a->plan_reason == NP_PLAN_SPREAD;
 }
 
-/* Each node's CPUs and the load the plan counts there (everything homed or
- * running there); NULL without memory. */
-static struct np_th_node *th_nodes(const struct tick *t)
+/* Each node's CPUs and the load the plan counts there, but for the tasks
+ * with thread homes, which the plan counts where their threads ran at
+ * their last look (a moment before some were narrowed, or as the kernel
+ * moved them about): th_look adds the homes of those, exactly. NULL
+ * without memory. */
+static struct np_th_node *th_nodes(const struct np_engine *engine, const struct tick *t)
 {
 	const struct np_topology *topo = t->snap->topo;
 	struct np_th_node *nodes = calloc(topo->nr_nodes + 1, sizeof(*nodes));
 
 	for (unsigned i = 0; nodes && i < topo->nr_nodes; i++) {
 		nodes[i].cpus = topo->nodes[i].nr_cpus;
-		nodes[i].load = t->snap->node_plan ? t->snap->node_plan[i].demand : 0;
+		nodes[i].load = t->snap->node_plan ? t->snap->node_plan[i].demand
+				: t->snap->node_load ? t->snap->node_load[i] * topo->nodes[i].nr_cpus
+						     : 0;
+	}
+	for (unsigned k = 0; nodes && k < engine->states.nr; k++) {
+		const struct np_task_state *st = &engine->states.v[k];
+
+		if (!st->th || !st->memo.runs || st->memo.nr_nodes != topo->nr_nodes)
+			continue;
+		for (unsigned i = 0; i < topo->nr_nodes; i++) {
+			nodes[i].load -= st->memo.demand * st->memo.runs[i];
+			if (nodes[i].load < 0)
+				nodes[i].load = 0;
+		}
 	}
 	return nodes;
 }
@@ -2162,11 +2178,28 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 	struct np_th_env env = th_env(engine, t);
 	const struct np_topology *topo = t->snap->topo;
 	struct np_th_node *mine = calloc(topo->nr_nodes + 1, sizeof(*mine));
+	double *reserved = calloc(topo->nr_nodes + 1, sizeof(*reserved));
 	enum np_th_step step;
 	int err;
 
-	if (!mine)
+	if (!mine || !reserved) {
+		free(mine);
+		free(reserved);
 		return false;
+	}
+	/* The threads other tasks keep homed, where they are homed (th_nodes
+	 * left them out); only when a sample is to be read, the others'
+	 * homes mattering only then: one pass over the table. */
+	for (unsigned k = 0; st->th && st->th->sampling && k < engine->states.nr; k++) {
+		const struct np_thread_homes *other = engine->states.v[k].th;
+
+		for (unsigned j = 0; other && &engine->states.v[k] != st && j < other->nr; j++) {
+			int idx = np_topology_index(topo, other->v[j].node);
+
+			if (idx >= 0)
+				reserved[idx] += other->v[j].busy;
+		}
+	}
 	/* Its own view: the CPUs of each node its mask from before allows,
 	 * none on a node without memory or outside its memory's bounds. */
 	for (unsigned i = 0; i < topo->nr_nodes; i++) {
@@ -2176,14 +2209,17 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 
 		np_bitmap_and(&cpus, &node->cpus, before);
 		mine[i] = nodes[i];
+		mine[i].load += reserved[i];
+		mine[i].homed = reserved[i];
 		mine[i].cpus = node->mem_total && np_task_may_use_node(&e->task, node->id)
 				   ? np_bitmap_weight(&cpus)
 				   : 0;
 	}
 	err = np_thread_homes_look(&env, &st->th, &st->act, &e->task, mine, &step);
-	for (unsigned i = 0; i < topo->nr_nodes; i++)
-		nodes[i].load = mine[i].load;
+	/* The homes it set count for the tasks after it in this tick as
+	 * others' homes (reserved): @nodes stays as it was. */
 	free(mine);
+	free(reserved);
 
 	if (err) {
 		/* Said once: a refusal (another user's task), or no perf
@@ -2302,7 +2338,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 	/* Without memory for it no thread is placed this tick (nothing else
 	 * waits on it). */
 	if (acts && thread_homes_on(engine))
-		nodes = th_nodes(t);
+		nodes = th_nodes(engine, t);
 	for (unsigned i = 0; acts && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 

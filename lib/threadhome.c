@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "planner.h"
 
@@ -21,6 +22,15 @@ static bool placed_before(const struct np_th_thread *t, unsigned a, unsigned b)
 static double fill(const struct np_th_node *n, double busy)
 {
 	return (n->load + busy) / n->cpus;
+}
+
+/* With no room anywhere: fewer threads homed for its CPUs, then a lower
+ * load. */
+static bool less_homed(const struct np_th_node *a, const struct np_th_node *b, double busy)
+{
+	if (a->homed / a->cpus != b->homed / b->cpus)
+		return a->homed / a->cpus < b->homed / b->cpus;
+	return fill(a, busy) < fill(b, busy);
 }
 
 /* Whether node @a is a better home than @b for @t (both with CPUs). */
@@ -67,7 +77,7 @@ unsigned np_thread_homes_assign(struct np_th_node *nodes, unsigned nr_nodes,
 
 			if (!node->cpus)
 				continue;
-			if (least < 0 || fill(node, t->busy) < fill(&nodes[least], t->busy))
+			if (least < 0 || less_homed(node, &nodes[least], t->busy))
 				least = (int)n;
 			if (node->load + t->busy > node->cpus + np_planner_slack(node->cpus))
 				continue;
@@ -80,6 +90,7 @@ unsigned np_thread_homes_assign(struct np_th_node *nodes, unsigned nr_nodes,
 			break; /* no node with CPUs */
 		home[order[k]] = best;
 		nodes[best].load += t->busy;
+		nodes[best].homed += t->busy;
 		placed++;
 	}
 	free(order);
@@ -93,6 +104,7 @@ void np_thread_homes_free(struct np_thread_homes *th)
 	np_writers_free(th->sampling);
 	free(th->sample_tids);
 	free(th->sample_ticks);
+	free(th->prev);
 	free(th->areas);
 	free(th->v);
 	free(th);
@@ -224,12 +236,22 @@ static int give_back_one(const struct np_th_env *env, struct np_act_task *at,
 			 const struct np_thread_home *home, unsigned *restored)
 {
 	struct np_affinity_result res;
+	int *others = malloc((th->nr ? th->nr : 1) * sizeof(*others));
+	unsigned nr = 0;
 	int err;
 
+	if (!others)
+		return -EAGAIN;
+	/* A thread homed elsewhere whose mask is this home's now was given
+	 * it by someone else: that is theirs. */
+	for (unsigned i = 0; i < th->nr; i++)
+		if (!np_bitmap_equal(&th->v[i].cpus, &home->cpus))
+			others[nr++] = th->v[i].tid;
 	/* A give-back does not wait out a backoff a move started. */
 	np_backoff_succeeded(&at->backoff);
-	err = np_actuator_set_threads_affinity(env->act, at, task, NULL, 0, &home->cpus,
+	err = np_actuator_set_threads_affinity(env->act, at, task, others, nr, true, &home->cpus,
 					       &th->before, &res);
+	free(others);
 	if (restored && !err)
 		*restored += res.counts[NP_THREAD_NARROWED];
 	if (!err && res.counts[NP_THREAD_FAILED])
@@ -241,7 +263,8 @@ static int give_back_one(const struct np_th_env *env, struct np_act_task *at,
 /* Narrow thread @t to node @idx's CPUs (within th->before), from the mask
  * it has as the daemon left it; record its home. */
 static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
-		     struct np_act_task *at, const struct np_task *task, int tid, int idx)
+		     struct np_act_task *at, const struct np_task *task, int tid, int idx,
+		     double busy)
 {
 	const struct np_thread_home *was = np_thread_homes_find(th, tid);
 	struct np_affinity_result res;
@@ -252,10 +275,11 @@ static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
 	np_bitmap_and(&cpus, &env->topo->nodes[idx].cpus, &th->before);
 	if (np_bitmap_empty(&cpus))
 		return 0;
-	err = np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, from, &cpus, &res);
+	err = np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, false, from, &cpus,
+					       &res);
 	if (!err && res.nr == 1 && res.threads[0].outcome == NP_THREAD_NARROWED) {
 		struct np_thread_home home = {tid, res.threads[0].start_ticks,
-					      env->topo->nodes[idx].id, cpus};
+					      env->topo->nodes[idx].id, cpus, busy};
 		struct np_thread_home *slot = (struct np_thread_home *)was;
 
 		if (!slot) {
@@ -264,7 +288,7 @@ static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
 			if (!v) {
 				err = -ENOMEM;
 				/* Set and not recorded would never be given back. */
-				np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, &cpus,
+				np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, false, &cpus,
 								 &th->before, &res);
 			} else {
 				th->v = v;
@@ -308,7 +332,27 @@ static int plan_areas(const struct np_th_env *env, struct np_thread_homes *th,
 	return 0;
 }
 
-/* Read the sample, place the threads, narrow them, plan the moves. */
+/* Confirm @blocks' owners against the sample before (np_writers_confirm)
+ * and keep them, as they were, for the next. Returns the blocks left
+ * unconfirmed, or -ENOMEM. */
+static int confirm(struct np_thread_homes *th, struct np_writer_block *blocks, unsigned nr)
+{
+	struct np_writer_block *raw = malloc((nr ? nr : 1) * sizeof(*raw));
+	unsigned unconfirmed;
+
+	if (!raw)
+		return -ENOMEM;
+	memcpy(raw, blocks, nr * sizeof(*raw));
+	unconfirmed = np_writers_confirm(blocks, nr, th->prev, th->nr_prev);
+	free(th->prev);
+	th->prev = raw;
+	th->nr_prev = nr;
+	return (int)unconfirmed;
+}
+
+/* Read the sample, place the threads, narrow them, plan the moves.
+ * Returns 0, 1 when a second sample started instead (the first left
+ * blocks of one fault to confirm), or -errno. */
 static int settle(const struct np_th_env *env, struct np_thread_homes *th, struct np_act_task *at,
 		  const struct np_task *task, struct np_th_node *nodes)
 {
@@ -333,6 +377,21 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	if (!err)
 		err = np_writers_attribute(samples, n, &blocks, &nr_blocks);
 	free(samples);
+	if (!err) {
+		bool first = !th->prev;
+
+		err = confirm(th, blocks, nr_blocks);
+		/* A huge page faults once, on its first writer: the first
+		 * sample's say is checked by a second, at once. */
+		if (err > 0 && first) {
+			err = start_sample(env, th, task);
+			if (!err)
+				err = 1;
+			goto out;
+		}
+		if (err > 0)
+			err = 0;
+	}
 	if (!err && (!s || !bytes || !in || !home))
 		err = -ENOMEM;
 	if (!err && nr_blocks) {
@@ -360,12 +419,6 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		s[i].in.busy = secs > 0 && env->ticks_per_s ? used / env->ticks_per_s / secs : 0;
 		s[i].in.run_node = run >= 0 ? np_topology_index(env->topo, run) : -1;
 		s[i].in.bytes = s[i].bytes;
-		/* This task's own load leaves the nodes it runs on now. */
-		if (s[i].in.run_node >= 0) {
-			nodes[s[i].in.run_node].load -= s[i].in.busy;
-			if (nodes[s[i].in.run_node].load < 0)
-				nodes[s[i].in.run_node].load = 0;
-		}
 	}
 	th->own_bytes = th->shared_bytes = 0;
 	for (unsigned i = 0; i < nr_blocks; i++) {
@@ -384,7 +437,16 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	}
 	for (unsigned i = 0; i < th->nr_sampled; i++)
 		in[i] = s[i].in;
+	for (unsigned i = 0; i < nr_nodes; i++)
+		np_log(env->ctx, LOG_DEBUG, "pid %d: thread homes: node %d: %u CPUs, %.2f busy",
+		       task->pid, env->topo->nodes[i].id, nodes[i].cpus, nodes[i].load);
 	np_thread_homes_assign(nodes, nr_nodes, in, th->nr_sampled, home);
+	for (unsigned i = 0; i < th->nr_sampled; i++)
+		np_log(env->ctx, LOG_DEBUG,
+		       "pid %d: thread %d: %.2f CPUs, %llu MiB its own, ran on node %d: node %d",
+		       task->pid, s[i].tid, s[i].in.busy, (unsigned long long)(s[i].in.own >> 20),
+		       s[i].in.run_node >= 0 ? env->topo->nodes[s[i].in.run_node].id : -1,
+		       home[i] >= 0 ? env->topo->nodes[home[i]].id : -1);
 	/* A busy thread given no node still runs where it ran. */
 	for (unsigned i = 0; i < th->nr_sampled; i++)
 		if (home[i] < 0 && s[i].in.run_node >= 0)
@@ -396,12 +458,14 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		if ((home[i] < 0) != !was ||
 		    (was && was->node != env->topo->nodes[home[i]].id))
 			changed = true;
+		else if (was)
+			((struct np_thread_home *)was)->busy = s[i].in.busy;
 		if (home[i] < 0 && was) {
 			/* No home now: its mask back (kept while that fails). */
 			if (give_back_one(env, at, task, th, was, NULL) != -EAGAIN)
 				*(struct np_thread_home *)was = th->v[--th->nr];
 		} else if (home[i] >= 0 && (!was || was->node != env->topo->nodes[home[i]].id)) {
-			e = narrow_to(env, th, at, task, s[i].tid, home[i]);
+			e = narrow_to(env, th, at, task, s[i].tid, home[i], s[i].in.busy);
 		}
 		if (e && !err)
 			err = e;
@@ -445,8 +509,12 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 		if (env->now_ms - th->sample_ms < NP_TH_SAMPLE_MS)
 			return 0;
 		err = settle(env, th, at, task, nodes);
-		if (!err)
+		if (err == 1) {
+			*step = NP_TH_SAMPLING;
+			err = 0;
+		} else if (!err) {
 			*step = NP_TH_SET;
+		}
 	} else if (th->hold_ms && env->now_ms - th->set_ms < th->hold_ms) {
 		return 0; /* a sample was read, or refused, not long ago */
 	} else {

@@ -23,6 +23,10 @@
 struct np_th_node {
 	unsigned cpus; /* CPUs the task may use there; 0: not a home */
 	double load;   /* CPUs kept busy there by everything but the task */
+	/* Of that load, the threads homed there (other tasks' and those
+	 * placed before): known exactly, where the rest is measured over
+	 * the last second and lags behind threads the kernel moves. */
+	double homed;
 };
 
 /* A thread of the task as the assignment sees it. */
@@ -42,8 +46,9 @@ struct np_th_thread {
  * threads with the most memory of their own first, each to the node with
  * CPU room for it (its load and the threads placed before it, within the
  * planner's slack) where most of that memory already is, then the node
- * it runs on, then the least loaded; when no node has room, the least
- * loaded. *@home per thread: a node index, or -1 (idle, or nothing of its
+ * it runs on, then the least loaded; when no node has room, the one with
+ * the fewest threads homed for its CPUs, then the least loaded. *@home
+ * per thread: a node index, or -1 (idle, or nothing of its
  * own). @nodes' loads are updated with the threads placed. Returns the
  * number of threads given a node.
  */
@@ -56,6 +61,7 @@ struct np_thread_home {
 	uint64_t start_ticks; /* the thread's own (its /proc/TID/stat) */
 	int node;	      /* node id */
 	struct np_bitmap cpus; /* the mask set on it */
+	double busy;	       /* CPUs it kept busy at its sample */
 };
 
 /* What the engine keeps of a task's thread homes (np_task_state.th). */
@@ -73,6 +79,10 @@ struct np_thread_homes {
 	int *sample_tids;
 	uint64_t *sample_ticks;
 	unsigned nr_sampled;
+	/* The blocks of the last sample read, each with its first writer:
+	 * what a block's one fault in the next is confirmed against. */
+	struct np_writer_block *prev;
+	unsigned nr_prev;
 	/* The memory each home's threads alone wrote, still to move. */
 	struct np_move_area *areas;
 	unsigned nr_areas;

@@ -19,7 +19,7 @@ static bool near(double a, double b)
  * (where its second thread runs). */
 static void test_compete_4node(void)
 {
-	struct np_th_node nodes[4] = {{1, 0}, {1, 0}, {1, 0}, {1, 0}};
+	struct np_th_node nodes[4] = {{1, 0, 0}, {1, 0, 0}, {1, 0, 0}, {1, 0, 0}};
 	const uint64_t on0[4] = {64 * MIB, 0, 0, 0};
 	struct np_th_thread a[2] = {{0.9, 2, on0, 64 * MIB}, {0.9, 1, on0, 64 * MIB}};
 	struct np_th_thread b[2] = {{0.9, 0, on0, 64 * MIB}, {0.9, 3, on0, 64 * MIB}};
@@ -39,7 +39,7 @@ static void test_compete_4node(void)
  * the node where its memory is, the smaller one the node it runs on. */
 static void test_most_memory_first(void)
 {
-	struct np_th_node nodes[2] = {{1, 0}, {1, 0}};
+	struct np_th_node nodes[2] = {{1, 0, 0}, {1, 0, 0}};
 	const uint64_t small[2] = {8 * MIB, 0}, big[2] = {100 * MIB, 0};
 	struct np_th_thread t[2] = {{0.8, 0, small, 8 * MIB}, {0.8, 1, big, 100 * MIB}};
 	int home[2];
@@ -53,7 +53,7 @@ static void test_most_memory_first(void)
  * memory-only node is no home. */
 static void test_no_home(void)
 {
-	struct np_th_node nodes[3] = {{0, 0}, {2, 0}, {2, 0}};
+	struct np_th_node nodes[3] = {{0, 0, 0}, {2, 0, 0}, {2, 0, 0}};
 	const uint64_t on0[3] = {32 * MIB, 0, 0};
 	struct np_th_thread t[3] = {
 	    {0.01, 1, on0, 32 * MIB}, /* idle */
@@ -74,8 +74,8 @@ static void test_no_home(void)
  * memory; when nothing fits, the least loaded node takes it. */
 static void test_room(void)
 {
-	struct np_th_node nodes[2] = {{2, 1.5}, {1, 0}};
-	struct np_th_node full[2] = {{1, 1.0}, {1, 0.5}};
+	struct np_th_node nodes[2] = {{2, 1.5, 0}, {1, 0, 0}};
+	struct np_th_node full[2] = {{1, 1.0, 0}, {1, 0.5, 0}};
 	const uint64_t on0[2] = {16 * MIB, 0};
 	struct np_th_thread t = {0.5, 1, on0, 16 * MIB};
 	struct np_th_thread u = {0.9, 0, on0, 16 * MIB};
@@ -90,11 +90,30 @@ static void test_room(void)
 	CHECK(near(full[1].load, 1.4));
 }
 
+/* The load measured over the last second lags behind threads the kernel
+ * moves: here node 1 shows a CPU busy that nobody homed, and no node has
+ * room by the load. The threads then go where fewest are homed: the first
+ * to node 2 (it has room, where it runs), the second to node 1, not to
+ * node 3 beside another task's homed thread. */
+static void test_no_room_homed(void)
+{
+	struct np_th_node nodes[4] = {{1, 0.97, 0.97}, {1, 1.02, 0}, {1, 0.05, 0}, {1, 0.94, 0.92}};
+	const uint64_t on0[4] = {64 * MIB, 0, 0, 0};
+	struct np_th_thread t[2] = {{0.92, 2, on0, 26 * MIB}, {0.86, 1, on0, 24 * MIB}};
+	int home[2];
+
+	CHECK_INT(np_thread_homes_assign(nodes, 4, t, 2, home), 2);
+	CHECK_INT(home[0], 2);
+	CHECK_INT(home[1], 1);
+	CHECK(near(nodes[1].homed, 0.86) && near(nodes[2].homed, 0.92));
+}
+
 int main(void)
 {
 	test_compete_4node();
 	test_most_memory_first();
 	test_no_home();
 	test_room();
+	test_no_room_homed();
 	return check_done();
 }

@@ -94,13 +94,18 @@ numaplaced --status >/tmp/status.txt 2>&1 || np_fail "--status: $(cat /tmp/statu
 [ "$(np_metric numaplaced_thread_homes)" = 4 ] ||
 	np_fail "numaplaced_thread_homes $(np_metric numaplaced_thread_homes), not 4"
 grep 'thread homes:' /tmp/status.txt
-# Each busy thread on one node's CPU: a mask of one CPU.
+# Each busy thread on one node's CPU (a mask of one CPU), no two on the
+# same: four threads, four nodes of one CPU.
+masks=
 for pid in "$hog_a" "$hog_b"; do
 	for tid in $(workers "$pid"); do
 		mask=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$pid/task/$tid/status")
 		case $mask in *-* | *,*) np_fail "thread $tid of $pid: mask $mask, not one node's" ;; esac
+		masks="$masks $mask"
 	done
 done
+[ "$(echo $masks | tr ' ' '\n' | sort -u | wc -l)" = 4 ] ||
+	np_fail "four threads on fewer nodes: $masks"
 
 # The user pins a thread of hog a meanwhile: that mask is theirs.
 tid=$(workers "$hog_a" | head -n 1)
@@ -116,8 +121,17 @@ want_a=$(echo "$before_a" | sed "s/\b$tid:[^ ]*/$tid:$theirs/")
 [ "$after_a" = "$want_a" ] || np_fail "hog a: want $want_a, have $after_a"
 echo "daemon-threads: after SIGTERM hog b $after_b, hog a $after_a (thread $tid the user's)"
 
-# A crash: the threads stay narrowed, and the file lists them.
-taskset -p -c "$all" "$tid" >/dev/null
+# A crash: the threads stay narrowed, and the file lists them. Two new
+# hogs with their memory on node 0 (the old ones' threads are beside
+# their memory now: they need no homes).
+kill "$hog_a" "$hog_b"
+wait "$hog_a" "$hog_b" 2>/dev/null
+start_hog /tmp/hog-a.out
+hog_a=$HOG
+start_hog /tmp/hog-b.out
+hog_b=$HOG
+before_a=$(np_affinity "$hog_a")
+before_b=$(np_affinity "$hog_b")
 start_and_wait </dev/null
 kill -KILL "$NP_DAEMON_PID"
 wait "$NP_DAEMON_PID" 2>/dev/null
