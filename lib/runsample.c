@@ -22,13 +22,8 @@
  * may have dropped samples without one. */
 #define LOST_BYTES 24
 
-struct run_cpu {
-	int fd;
-	unsigned char *map; /* the control page, then the ring */
-};
-
 struct np_run_sampler {
-	struct run_cpu *cpus;
+	struct np_perf_ring *cpus;
 	unsigned nr;
 	size_t page_size, ring_len, map_len;
 	struct np_bitmap covered;
@@ -105,7 +100,48 @@ int np_run_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail
 				     on_run_sample, &rp);
 }
 
-static int open_cpu(unsigned cpu, unsigned hz, size_t ring_len, size_t map_len, struct run_cpu *out)
+int np_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, size_t map_len,
+		      struct np_perf_ring *out)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	void *map;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (map == MAP_FAILED) {
+		int err = -errno;
+
+		close((int)fd);
+		return err;
+	}
+	out->fd = (int)fd;
+	out->map = map;
+	return 0;
+}
+
+void np_perf_ring_close(struct np_perf_ring *r, size_t map_len)
+{
+	munmap(r->map, map_len);
+	close(r->fd);
+}
+
+int np_perf_ring_drain(struct np_perf_ring *r, size_t page_size, size_t ring_len,
+		       size_t body_len, np_perf_sample_fn fn, void *data)
+{
+	struct perf_event_mmap_page *meta = (void *)r->map;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	int err = np_perf_records_parse(r->map + page_size, ring_len, meta->data_tail, head,
+					body_len, fn, data);
+
+	/* A ring that does not parse is skipped whole: the caller learns
+	 * some samples went unreported. */
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	return err;
+}
+
+static int open_cpu(unsigned cpu, unsigned hz, size_t ring_len, size_t map_len,
+		    struct np_perf_ring *out)
 {
 	struct perf_event_attr attr = {
 	    .type = PERF_TYPE_SOFTWARE,
@@ -119,24 +155,8 @@ static int open_cpu(unsigned cpu, unsigned hz, size_t ring_len, size_t map_len, 
 	    .watermark = 1,
 	    .wakeup_watermark = (uint32_t)(ring_len / 2),
 	};
-	long fd = syscall(SYS_perf_event_open, &attr, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	void *map;
 
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOSYS ? -EOPNOTSUPP : -errno;
-	/* Writable: the reader says how far it read (data_tail), so the
-	 * kernel never overwrites what was not read, and counts the rest
-	 * lost instead. */
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (map == MAP_FAILED) {
-		int err = -errno;
-
-		close((int)fd);
-		return err;
-	}
-	out->fd = (int)fd;
-	out->map = map;
-	return 0;
+	return np_perf_ring_open(&attr, -1, (int)cpu, map_len, out);
 }
 
 int np_run_sampler_open(struct np_ctx *ctx, const struct np_bitmap *cpus, unsigned hz,
@@ -188,10 +208,8 @@ void np_run_sampler_close(struct np_run_sampler *s)
 {
 	if (!s)
 		return;
-	for (unsigned i = 0; i < s->nr; i++) {
-		munmap(s->cpus[i].map, s->map_len);
-		close(s->cpus[i].fd);
-	}
+	for (unsigned i = 0; i < s->nr; i++)
+		np_perf_ring_close(&s->cpus[i], s->map_len);
 	free(s->cpus);
 	free(s);
 }
@@ -205,16 +223,12 @@ int np_run_sampler_drain(struct np_run_sampler *s, np_run_fn fn, void *data)
 {
 	int ret = 0;
 
-	for (unsigned i = 0; i < s->nr; i++) {
-		struct perf_event_mmap_page *meta = (void *)s->cpus[i].map;
-		uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-		uint64_t tail = meta->data_tail;
-		int err = np_run_records_parse(s->cpus[i].map + s->page_size, s->ring_len, tail,
-					       head, fn, data);
+	struct run_parse rp = {fn, data};
 
-		/* A ring that does not parse is skipped whole: the caller
-		 * learns some runs went unreported. */
-		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < s->nr; i++) {
+		int err = np_perf_ring_drain(&s->cpus[i], s->page_size, s->ring_len,
+					     sizeof(struct sample_tid), on_run_sample, &rp);
+
 		if (err && ret != -EINVAL)
 			ret = err;
 	}

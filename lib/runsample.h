@@ -44,6 +44,33 @@ typedef void (*np_perf_sample_fn)(void *data, const void *body);
 int np_perf_records_parse(const unsigned char *ring, uint64_t size, uint64_t tail, uint64_t head,
 			  size_t body_len, np_perf_sample_fn fn, void *data);
 
+struct perf_event_attr;
+
+/* A perf event with its ring buffer mapped: a control page, then the
+ * ring. */
+struct np_perf_ring {
+	int fd;
+	unsigned char *map;
+};
+
+/* Open the event @attr describes, on thread @pid (-1: any) and @cpu (-1:
+ * any), and map @map_len bytes of it (a page, then a ring of a power of
+ * two pages), writable: the reader says how far it read, so that the
+ * kernel never overwrites what was not read and counts the rest lost.
+ * Returns 0, -EOPNOTSUPP where the kernel has no perf events, or -errno;
+ * nothing is left open on failure. */
+int np_perf_ring_open(struct perf_event_attr *attr, int pid, int cpu, size_t map_len,
+		      struct np_perf_ring *out);
+
+/* Unmap and close. */
+void np_perf_ring_close(struct np_perf_ring *r, size_t map_len);
+
+/* Pass the first @body_len bytes of each sample the kernel wrote since the
+ * last drain to @fn (no system call: the ring is mapped), and free the
+ * ring for more. Returns as np_perf_records_parse(). */
+int np_perf_ring_drain(struct np_perf_ring *r, size_t page_size, size_t ring_len,
+		       size_t body_len, np_perf_sample_fn fn, void *data);
+
 /* The records between @tail and @head of a perf ring buffer of @size bytes
  * (a power of two) at @ring, as the kernel wrote them (pure): each sample's
  * pid is passed to @fn, the idle task's (pid 0) excepted. Returns 0,

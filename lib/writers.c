@@ -165,8 +165,7 @@ out:
 
 struct writer_thread {
 	int tid;
-	int fd;
-	unsigned char *map; /* the control page, then the ring */
+	struct np_perf_ring ring;
 };
 
 struct np_writers {
@@ -190,22 +189,9 @@ static int open_thread(int tid, size_t map_len, struct writer_thread *out)
 	    .watermark = 1,
 	    .wakeup_watermark = (uint32_t)(map_len / 2),
 	};
-	long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	void *map;
 
-	if (fd < 0)
-		return errno == ENOENT || errno == ENOSYS ? -EOPNOTSUPP : -errno;
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (map == MAP_FAILED) {
-		int err = -errno;
-
-		close((int)fd);
-		return err;
-	}
 	out->tid = tid;
-	out->fd = (int)fd;
-	out->map = map;
-	return 0;
+	return np_perf_ring_open(&attr, tid, -1, map_len, &out->ring);
 }
 
 int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, unsigned ring_kib,
@@ -290,16 +276,11 @@ int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t 
 	*n = 0;
 	*overflowed = 0;
 	for (unsigned i = 0; i < w->nr; i++) {
-		struct perf_event_mmap_page *meta = (void *)w->t[i].map;
-		uint64_t head, tail = meta->data_tail;
-
 		/* Stopped first, so that its ring holds still while read. */
-		ioctl(w->t[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-		head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-		if (np_perf_records_parse(w->t[i].map + w->page_size, w->ring_len, tail, head,
-					  sizeof(struct sample_tid_addr), on_write, &c))
+		ioctl(w->t[i].ring.fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (np_perf_ring_drain(&w->t[i].ring, w->page_size, w->ring_len,
+				       sizeof(struct sample_tid_addr), on_write, &c))
 			(*overflowed)++;
-		__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
 	}
 	if (c.failed) {
 		free(c.s);
@@ -314,10 +295,8 @@ void np_writers_free(struct np_writers *w)
 {
 	if (!w)
 		return;
-	for (unsigned i = 0; i < w->nr; i++) {
-		munmap(w->t[i].map, w->map_len);
-		close(w->t[i].fd);
-	}
+	for (unsigned i = 0; i < w->nr; i++)
+		np_perf_ring_close(&w->t[i].ring, w->map_len);
 	free(w->t);
 	free(w);
 }

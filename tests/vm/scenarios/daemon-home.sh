@@ -16,12 +16,7 @@ all=$(cat /sys/devices/system/cpu/online)
 
 # First touch on node 0's CPUs, then the user frees them: no mask of theirs.
 start_hog() {
-	rm -f "$1"
-	taskset -c "$(np_node_cpus 0)" np-hog --threads 2 --mib 64 --policy local --pause-ms 0 \
-		>"$1" 2>&1 &
-	HOG=$!
-	np_wait_ready "$1"
-	taskset -a -p -c "$all" "$HOG" >/dev/null || np_fail "cannot free the threads of $HOG"
+	np_start_free_hog "$1" --threads 2 --mib 64 --pause-ms 0
 }
 start_hog /tmp/hog-a.out
 hog_a=$HOG

@@ -63,6 +63,21 @@ np_start_misplaced_hog() {
 			"$(grep N0= "/proc/$NP_HOG_PID/numa_maps")"
 }
 
+# Start an np-hog whose first touch is on node 0's CPUs, then free all its
+# threads to run on every CPU (the user's mask is then no pin): its memory
+# is on node 0 and nobody placed it. FILE gets its output; the other
+# arguments go to np-hog. Sets HOG.
+np_start_free_hog() {
+	file=$1
+	shift
+	rm -f "$file"
+	taskset -c "$(np_node_cpus 0)" np-hog --policy local "$@" >"$file" 2>&1 &
+	HOG=$!
+	np_wait_ready "$file"
+	taskset -a -p -c "$(cat /sys/devices/system/cpu/online)" "$HOG" >/dev/null ||
+		np_fail "cannot free the threads of $HOG"
+}
+
 # Wait until the daemon has moved at least 2 MiB of PID to node 0: its pages
 # there beyond BASE (what was there before, its share of shared libraries).
 # Fails after SECONDS (default 30) or when PID exits.

@@ -12,22 +12,17 @@
 
 np_numa_balancing 0
 np_loopback_up
-all=$(cat /sys/devices/system/cpu/online)
 
-start_hog() {
-	rm -f "$1"
-	taskset -c "$(np_node_cpus 0)" np-hog --threads 2 --mib 48 --policy local --pause-ms 0 --quiet \
-		>"$1" 2>&1 &
-	HOG=$!
-	np_wait_ready "$1"
-	taskset -a -p -c "$all" "$HOG" >/dev/null || np_fail "cannot free the threads of $HOG"
+# Two hogs, a and b, with their memory on node 0 and free threads.
+start_hogs() {
+	np_start_free_hog /tmp/hog-a.out --threads 2 --mib 48 --pause-ms 0 --quiet
+	hog_a=$HOG
+	np_start_free_hog /tmp/hog-b.out --threads 2 --mib 48 --pause-ms 0 --quiet
+	hog_b=$HOG
+	before_a=$(np_affinity "$hog_a")
+	before_b=$(np_affinity "$hog_b")
 }
-start_hog /tmp/hog-a.out
-hog_a=$HOG
-start_hog /tmp/hog-b.out
-hog_b=$HOG
-before_a=$(np_affinity "$hog_a")
-before_b=$(np_affinity "$hog_b")
+start_hogs
 
 # The hog's threads but its main one (which only waits for them).
 workers() {
@@ -126,12 +121,7 @@ echo "daemon-threads: after SIGTERM hog b $after_b, hog a $after_a (thread $tid 
 # their memory now: they need no homes).
 kill "$hog_a" "$hog_b"
 wait "$hog_a" "$hog_b" 2>/dev/null
-start_hog /tmp/hog-a.out
-hog_a=$HOG
-start_hog /tmp/hog-b.out
-hog_b=$HOG
-before_a=$(np_affinity "$hog_a")
-before_b=$(np_affinity "$hog_b")
+start_hogs
 start_and_wait </dev/null
 kill -KILL "$NP_DAEMON_PID"
 wait "$NP_DAEMON_PID" 2>/dev/null
