@@ -104,21 +104,10 @@ echo "daemon-home: after SIGTERM hog b $after_b, hog a $after_a (thread $tid the
 # A crash: the masks stay narrowed, and the file says what they were.
 taskset -p -c "$all" "$tid" >/dev/null
 start_and_wait </dev/null
-kill -KILL "$NP_DAEMON_PID"
-wait "$NP_DAEMON_PID" 2>/dev/null
-entries=$(grep -vc '^#' /run/numaplaced/masks) || np_fail "no masks file after SIGKILL"
-[ "$entries" = 2 ] || np_fail "masks file: $entries entries: $(cat /run/numaplaced/masks)"
+np_daemon_crash
+[ "$NP_SAVED" = 2 ] || np_fail "masks file: $NP_SAVED entries: $(cat /run/numaplaced/masks)"
 [ "$(np_home_of "$hog_a")" -ge 0 ] || np_fail "hog a not narrowed before the restart"
-# The next start gives them back first (here with affinity = never, so
-# that nothing narrows them again).
-printf 'min_rss_mb = 32\ntick_ms = 100\nlog_level = info\naffinity = never\n' >/tmp/home.conf
-np_daemon_start </tmp/home.conf
-grep -q 'an earlier run left 2 narrowed tasks; 2 given back' "$NP_DAEMON_LOG" ||
-	np_fail "no restore logged: $(tail -n 5 "$NP_DAEMON_LOG")"
-after_a=$(np_affinity "$hog_a")
-after_b=$(np_affinity "$hog_b")
-np_daemon_stop
+# The next start gives them back first.
+np_restart_gives_back "$hog_a" "$before_a" "$hog_b" "$before_b"
 kill "$hog_a" "$hog_b"
-[ "$after_a" = "$before_a" ] || np_fail "hog a after the restart: $before_a -> $after_a"
-[ "$after_b" = "$before_b" ] || np_fail "hog b after the restart: $before_b -> $after_b"
 echo "daemon-home: after SIGKILL and a restart both hogs have their masks back"

@@ -125,6 +125,33 @@ np_daemon_start() {
 	NP_METRICS_PORT=$(sed -n 's/.* metrics on port \([0-9]*\)$/\1/p' "$NP_DAEMON_LOG")
 }
 
+# Kill the daemon with SIGKILL: the masks file it kept stays. Sets
+# NP_SAVED to the number of masks in it.
+np_daemon_crash() {
+	kill -KILL "$NP_DAEMON_PID"
+	wait "$NP_DAEMON_PID" 2>/dev/null
+	NP_SAVED=$(grep -vc '^#' /run/numaplaced/masks) || np_fail "no masks file after SIGKILL"
+}
+
+# After np_daemon_crash: a daemon started with affinity = never (so that
+# nothing is narrowed again) must give back every saved mask first; then,
+# for each PID BEFORE pair given, PID's threads have the masks BEFORE
+# (np_affinity) again. Stops that daemon.
+np_restart_gives_back() {
+	# From a file, not a pipe: np_daemon_start sets variables here.
+	printf 'min_rss_mb = 32\ntick_ms = 100\nlog_level = info\naffinity = never\n' \
+		>/tmp/restart.conf
+	np_daemon_start </tmp/restart.conf
+	grep -q "an earlier run left $NP_SAVED narrowed tasks; $NP_SAVED given back" \
+		"$NP_DAEMON_LOG" || np_fail "no restore logged: $(tail -n 5 "$NP_DAEMON_LOG")"
+	while [ $# -ge 2 ]; do
+		after=$(np_affinity "$1")
+		[ "$after" = "$2" ] || np_fail "pid $1 after the restart: $2 -> $after"
+		shift 2
+	done
+	np_daemon_stop
+}
+
 # A failed scenario shows what the daemon said.
 np_show_daemon_log() {
 	status=$?

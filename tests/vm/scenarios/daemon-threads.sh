@@ -123,18 +123,8 @@ kill "$hog_a" "$hog_b"
 wait "$hog_a" "$hog_b" 2>/dev/null
 start_hogs
 start_and_wait </dev/null
-kill -KILL "$NP_DAEMON_PID"
-wait "$NP_DAEMON_PID" 2>/dev/null
-entries=$(grep -vc '^#' /run/numaplaced/masks) || np_fail "no masks file after SIGKILL"
-[ "$entries" -ge 4 ] || np_fail "masks file: $entries entries: $(cat /run/numaplaced/masks)"
-printf 'min_rss_mb = 32\ntick_ms = 100\nlog_level = info\naffinity = never\n' >/tmp/threads.conf
-np_daemon_start </tmp/threads.conf
-grep -q "an earlier run left $entries narrowed tasks" "$NP_DAEMON_LOG" ||
-	np_fail "no restore logged: $(tail -n 5 "$NP_DAEMON_LOG")"
-after_a=$(np_affinity "$hog_a")
-after_b=$(np_affinity "$hog_b")
-np_daemon_stop
+np_daemon_crash
+[ "$NP_SAVED" -ge 4 ] || np_fail "masks file: $NP_SAVED entries: $(cat /run/numaplaced/masks)"
+np_restart_gives_back "$hog_a" "$before_a" "$hog_b" "$before_b"
 kill "$hog_a" "$hog_b"
-[ "$after_a" = "$before_a" ] || np_fail "hog a after the restart: $before_a -> $after_a"
-[ "$after_b" = "$before_b" ] || np_fail "hog b after the restart: $before_b -> $after_b"
 echo "daemon-threads: after SIGKILL and a restart every thread has its mask back"
