@@ -130,9 +130,10 @@ unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_hom
 {
 	unsigned kept = 0;
 
-	for (unsigned i = 0; th && i < th->nr; i++) {
+	if (!th)
+		return 0;
+	for (unsigned i = 0; i < th->nr; i++) {
 		struct np_bitmap now;
-
 		int err = np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now);
 
 		/* Gone, or someone else's mask now: forgotten. A read that
@@ -141,8 +142,6 @@ unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_hom
 			continue;
 		th->v[kept++] = th->v[i];
 	}
-	if (!th)
-		return 0;
 	th->nr = kept;
 	if (kept && task->has_details) {
 		task->cpus_allowed = th->before;
@@ -200,14 +199,6 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	return 0;
 }
 
-/* A thread of the sample: its figures, and its own blocks' nodes. */
-struct sampled {
-	struct np_th_thread in;
-	uint64_t *bytes; /* per node index */
-	int tid;
-	int home; /* node index; -1 */
-};
-
 static const struct np_thread *thread_of(const struct np_task *task, int tid)
 {
 	for (unsigned i = 0; i < task->nr_thread_samples; i++)
@@ -216,12 +207,13 @@ static const struct np_thread *thread_of(const struct np_task *task, int tid)
 	return NULL;
 }
 
-static struct sampled *sampled_of(struct sampled *s, unsigned nr, int tid)
+/* The index of @tid among the threads sampled; -1: none of them. */
+static int sampled_index(const struct np_thread_homes *th, int tid)
 {
-	for (unsigned i = 0; i < nr; i++)
-		if (s[i].tid == tid)
-			return &s[i];
-	return NULL;
+	for (unsigned i = 0; i < th->nr_sampled; i++)
+		if (th->sample_tids[i] == tid)
+			return (int)i;
+	return -1;
 }
 
 /*
@@ -304,8 +296,8 @@ static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
 
 /* The areas to move: each homed thread's own blocks not on its node,
  * neighbours toward the same node joined. */
-static int plan_areas(const struct np_th_env *env, struct np_thread_homes *th,
-		      const struct np_writer_block *b, const int *where, unsigned nr)
+static int plan_areas(struct np_thread_homes *th, const struct np_writer_block *b,
+		      const int *where, unsigned nr)
 {
 	const uint64_t block = 1ull << NP_WRITERS_BLOCK_SHIFT;
 	struct np_move_area *areas = malloc((nr ? nr : 1) * sizeof(*areas));
@@ -328,7 +320,6 @@ static int plan_areas(const struct np_th_env *env, struct np_thread_homes *th,
 	th->nr_areas = k;
 	if (!k)
 		free(areas);
-	(void)env;
 	return 0;
 }
 
@@ -359,7 +350,6 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	const unsigned nr_nodes = env->topo->nr_nodes;
 	struct np_write_sample *samples = NULL;
 	struct np_writer_block *blocks = NULL;
-	struct sampled *s = calloc(th->nr_sampled, sizeof(*s));
 	uint64_t *bytes = calloc((size_t)th->nr_sampled * nr_nodes + 1, sizeof(*bytes));
 	struct np_th_thread *in = calloc(th->nr_sampled + 1, sizeof(*in));
 	int *home = calloc(th->nr_sampled + 1, sizeof(*home));
@@ -392,7 +382,7 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		if (err > 0)
 			err = 0;
 	}
-	if (!err && (!s || !bytes || !in || !home))
+	if (!err && (!bytes || !in || !home))
 		err = -ENOMEM;
 	if (!err && nr_blocks) {
 		pages = malloc(nr_blocks * sizeof(*pages));
@@ -414,29 +404,24 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 				  ? (double)(t->cpu_ticks - th->sample_ticks[i]) : 0;
 		int run = t ? np_topology_cpu_node(env->topo, t->last_cpu) : -1;
 
-		s[i].tid = th->sample_tids[i];
-		s[i].bytes = &bytes[(size_t)i * nr_nodes];
-		s[i].in.busy = secs > 0 && env->ticks_per_s ? used / env->ticks_per_s / secs : 0;
-		s[i].in.run_node = run >= 0 ? np_topology_index(env->topo, run) : -1;
-		s[i].in.bytes = s[i].bytes;
+		in[i].busy = secs > 0 && env->ticks_per_s ? used / env->ticks_per_s / secs : 0;
+		in[i].run_node = run >= 0 ? np_topology_index(env->topo, run) : -1;
+		in[i].bytes = &bytes[(size_t)i * nr_nodes];
 	}
 	th->own_bytes = th->shared_bytes = 0;
 	for (unsigned i = 0; i < nr_blocks; i++) {
-		struct sampled *owner = blocks[i].tid >= 0
-					    ? sampled_of(s, th->nr_sampled, blocks[i].tid) : NULL;
+		int owner = blocks[i].tid >= 0 ? sampled_index(th, blocks[i].tid) : -1;
 		int idx = where[i] >= 0 ? np_topology_index(env->topo, where[i]) : -1;
 
-		if (!owner) {
+		if (owner < 0) {
 			th->shared_bytes += 1ull << NP_WRITERS_BLOCK_SHIFT;
 			continue;
 		}
 		th->own_bytes += 1ull << NP_WRITERS_BLOCK_SHIFT;
-		owner->in.own += 1ull << NP_WRITERS_BLOCK_SHIFT;
+		in[owner].own += 1ull << NP_WRITERS_BLOCK_SHIFT;
 		if (idx >= 0)
-			owner->bytes[idx] += 1ull << NP_WRITERS_BLOCK_SHIFT;
+			bytes[(size_t)owner * nr_nodes + idx] += 1ull << NP_WRITERS_BLOCK_SHIFT;
 	}
-	for (unsigned i = 0; i < th->nr_sampled; i++)
-		in[i] = s[i].in;
 	for (unsigned i = 0; i < nr_nodes; i++)
 		np_log(env->ctx, LOG_DEBUG, "pid %d: thread homes: node %d: %u CPUs, %.2f busy",
 		       task->pid, env->topo->nodes[i].id, nodes[i].cpus, nodes[i].load);
@@ -444,34 +429,31 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	for (unsigned i = 0; i < th->nr_sampled; i++)
 		np_log(env->ctx, LOG_DEBUG,
 		       "pid %d: thread %d: %.2f CPUs, %llu MiB its own, ran on node %d: node %d",
-		       task->pid, s[i].tid, s[i].in.busy, (unsigned long long)(s[i].in.own >> 20),
-		       s[i].in.run_node >= 0 ? env->topo->nodes[s[i].in.run_node].id : -1,
+		       task->pid, th->sample_tids[i], in[i].busy,
+		       (unsigned long long)(in[i].own >> 20),
+		       in[i].run_node >= 0 ? env->topo->nodes[in[i].run_node].id : -1,
 		       home[i] >= 0 ? env->topo->nodes[home[i]].id : -1);
-	/* A busy thread given no node still runs where it ran. */
-	for (unsigned i = 0; i < th->nr_sampled; i++)
-		if (home[i] < 0 && s[i].in.run_node >= 0)
-			nodes[s[i].in.run_node].load += s[i].in.busy;
 	for (unsigned i = 0; i < th->nr_sampled; i++) {
-		const struct np_thread_home *was = np_thread_homes_find(th, s[i].tid);
-		int e = 0;
+		int tid = th->sample_tids[i], e = 0;
+		struct np_thread_home *was = (struct np_thread_home *)np_thread_homes_find(th, tid);
+		bool moved = home[i] >= 0 && (!was || was->node != env->topo->nodes[home[i]].id);
+		bool dropped = home[i] < 0 && was;
 
-		if ((home[i] < 0) != !was ||
-		    (was && was->node != env->topo->nodes[home[i]].id))
-			changed = true;
-		else if (was)
-			((struct np_thread_home *)was)->busy = s[i].in.busy;
-		if (home[i] < 0 && was) {
+		changed |= moved || dropped;
+		if (moved) {
+			e = narrow_to(env, th, at, task, tid, home[i], in[i].busy);
+		} else if (dropped) {
 			/* No home now: its mask back (kept while that fails). */
 			if (give_back_one(env, at, task, th, was, NULL) != -EAGAIN)
-				*(struct np_thread_home *)was = th->v[--th->nr];
-		} else if (home[i] >= 0 && (!was || was->node != env->topo->nodes[home[i]].id)) {
-			e = narrow_to(env, th, at, task, s[i].tid, home[i], s[i].in.busy);
+				*was = th->v[--th->nr];
+		} else if (was) {
+			was->busy = in[i].busy;
 		}
 		if (e && !err)
 			err = e;
 	}
 	if (!err)
-		err = plan_areas(env, th, blocks, where, nr_blocks);
+		err = plan_areas(th, blocks, where, nr_blocks);
 	changed |= th->nr_areas > 0;
 	th->hold_ms = !changed && th->hold_ms ? th->hold_ms * 2 : NP_TH_HOLD_MS;
 	if (th->hold_ms > NP_TH_HOLD_MAX_MS)
@@ -481,7 +463,6 @@ out:
 	free(pages);
 	free(where);
 	free(blocks);
-	free(s);
 	free(bytes);
 	free(in);
 	free(home);
