@@ -99,7 +99,7 @@ struct np_engine {
 	uint64_t scanned_ms, scanned_uptime_ms;
 	uint64_t last_skips[NP_REASON_COUNT];
 	unsigned last_narrowed;
-	bool ever_narrowed; /* some tick ended with a task narrowed */
+	bool ever_narrowed; /* some tick ended with a task or a thread narrowed */
 	/* The machine as last read (read_machine): its nodes, their CPUs,
 	 * free memory and distances, and the kernel's balancing sysctl. */
 	struct np_topology *topo;
@@ -1037,11 +1037,12 @@ static int quiet_tick(struct np_engine *engine, struct tick *t)
 	return 0;
 }
 
-/* Whether processes @st started may carry a mask the daemon set on it: it
- * is narrowed, or was until lately (a child is first listed up to
- * scan_delay_ms after its birth; the period's margin covers the ticks). */
-static bool handed_down(const struct np_engine *engine, const struct np_task_state *st,
-			uint64_t now_ms)
+/* Whether processes @st started may carry a mask the daemon set on it,
+ * by a home of its own or of a thread: one stands, or was given back
+ * lately (a child is first listed up to scan_delay_ms after its birth;
+ * the period's margin covers the ticks). */
+static bool task_home_handed(const struct np_engine *engine, const struct np_task_state *st,
+			     uint64_t now_ms)
 {
 	const struct np_policy_history *h = st->hist;
 
@@ -1049,6 +1050,22 @@ static bool handed_down(const struct np_engine *engine, const struct np_task_sta
 		     (h->given_back_ms &&
 		      now_ms - h->given_back_ms <=
 			  engine->cfg.scan_delay_ms + engine->cfg.scan_period_min_ms));
+}
+
+static bool thread_homes_handed(const struct np_engine *engine, const struct np_task_state *st,
+				uint64_t now_ms)
+{
+	const struct np_th_handed *h = st->th_handed;
+
+	return h && (st->th || (h->given_back_ms &&
+				now_ms - h->given_back_ms <=
+				    engine->cfg.scan_delay_ms + engine->cfg.scan_period_min_ms));
+}
+
+static bool handed_down(const struct np_engine *engine, const struct np_task_state *st,
+			uint64_t now_ms)
+{
+	return task_home_handed(engine, st, now_ms) || thread_homes_handed(engine, st, now_ms);
 }
 
 /* The nearest ancestor of list->tasks[@i] that may have handed it a mask
@@ -1082,12 +1099,40 @@ static const struct np_task_state *narrowed_ancestor(const struct np_engine *eng
 	return NULL;
 }
 
+/* The mask @task has that a home of @from set, and into *@before the
+ * one to give back; NULL: none. A thread's home set the mask of the
+ * thread that started it, which the child's main thread still has: the
+ * one of the masks its homes set that it has. */
+static const struct np_bitmap *inherited_mask(struct np_engine *engine, const struct np_task *task,
+					      const struct np_task_state *from, uint64_t now_ms,
+					      const struct np_bitmap **before)
+{
+	bool task_home = task_home_handed(engine, from, now_ms);
+	const struct np_bitmap *mask;
+	struct np_bitmap cpus;
+
+	if (!thread_homes_handed(engine, from, now_ms)) {
+		*before = &from->hist->cpus_before;
+		return &from->hist->narrowed_cpus;
+	}
+	if (np_actuator_thread_cpus(engine->act, task->pid, task->pid, &cpus))
+		return NULL;
+	if (task_home && np_bitmap_equal(&cpus, &from->hist->narrowed_cpus)) {
+		*before = &from->hist->cpus_before;
+		return &from->hist->narrowed_cpus;
+	}
+	mask = np_th_handed_find(from->th_handed, &cpus);
+	*before = &from->th_handed->before;
+	return mask;
+}
+
 /*
  * A process started by a task whose threads the daemon narrowed inherits
- * that mask (fork(2) copies it). It is the daemon's doing, not its user's,
- * and the home behind it was planned for the parent alone: at the tick
- * that first lists it, the threads that still have the mask get the one
- * the parent had before. Its own looks place it from there, as any task
+ * that mask (fork(2) copies it), and one started by a thread the daemon
+ * gave a home of its own, that thread's. It is the daemon's doing, not
+ * its user's, and the home behind it was planned for the parent alone: at
+ * the tick that first lists it, the threads that still have the mask get
+ * the one the parent had before. Its own looks place it from there, as any task
  * nobody pinned. Left alone: a child whose mask is another (someone set
  * it, or it was born before the parent was narrowed). Not so one the user
  * started pinned to exactly the home's CPUs (numactl --cpunodebind): that
@@ -1106,19 +1151,20 @@ static void give_back_inherited(struct np_engine *engine, const struct np_task_l
 	for (unsigned i = 0; i < list->nr; i++) {
 		const struct np_task *task = &list->tasks[i];
 		const struct np_task_state *from;
+		const struct np_bitmap *mask, *before;
 		struct np_affinity_result res;
 		int err;
 
 		if (task->kthread || !np_state_table_is_new(&engine->states, i) ||
-		    !(from = narrowed_ancestor(engine, list, i, now_ms)))
+		    !(from = narrowed_ancestor(engine, list, i, now_ms)) ||
+		    !(mask = inherited_mask(engine, task, from, now_ms, &before)))
 			continue;
-		err = np_actuator_set_affinity(engine->act, &engine->states.v[i].act, task,
-					       &from->hist->narrowed_cpus, &from->hist->cpus_before,
-					       &res);
+		err = np_actuator_set_affinity(engine->act, &engine->states.v[i].act, task, mask,
+					       before, &res);
 		if (!err && res.counts[NP_THREAD_NARROWED]) {
 			char cpus[256];
 
-			np_bitmap_format_list(&from->hist->cpus_before, cpus, sizeof(cpus));
+			np_bitmap_format_list(before, cpus, sizeof(cpus));
 			np_log(engine->ctx, LOG_INFO,
 			       "pid %d (%s): inherited the CPUs the home of pid %d gave it: "
 			       "back to CPUs %s",
@@ -2116,6 +2162,8 @@ static void th_give_back(struct np_engine *engine, const struct np_th_env *env,
 	if (!st->th->nr) {
 		np_thread_homes_free(st->th);
 		st->th = NULL;
+		if (st->th_handed)
+			st->th_handed->given_back_ms = env->now_ms;
 	}
 }
 
@@ -2240,6 +2288,11 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 			engine->thread_homes = false;
 		return false;
 	}
+	if (step == NP_TH_SET && np_th_handed_note(&st->th_handed, st->th))
+		np_log(engine->ctx, LOG_WARNING,
+		       "pid %d (%s): out of memory noting its threads' masks: what they start "
+		       "may keep them",
+		       e->task.pid, e->task.comm);
 	if (step == NP_TH_SET)
 		np_log(engine->ctx, LOG_INFO,
 		       "pid %d (%s): %u thread%s homed; %llu MiB written by one thread alone, "
@@ -2496,6 +2549,7 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	    .opts = opts, .now_ms = np_clock_now_ms(engine->clock), .list = &engine->list};
 	bool timed = np_ctx_get_log_priority(engine->ctx) >= LOG_DEBUG;
 	uint64_t c0 = cpu_now_ns(timed), c1 = 0, c2 = 0;
+	unsigned homed;
 	int err;
 
 	t.snap = calloc(1, sizeof(*t.snap));
@@ -2517,10 +2571,11 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 		err = decide_and_act(engine, &t);
 	if (!err && !t.quiet)
 		engine->last_narrowed = narrowed_tasks(engine);
-	engine->ever_narrowed |= engine->last_narrowed > 0;
+	homed = homed_threads(engine);
+	engine->ever_narrowed |= engine->last_narrowed > 0 || homed > 0;
 	if (!err)
 		np_stats_set_plan(engine->stats, t.snap->topo, t.snap->node_plan,
-				  engine->last_narrowed, homed_threads(engine));
+				  engine->last_narrowed, homed);
 	if (!err && !opts->look_once && (t.nr_picked || !engine->decided.topo))
 		err = remember_decided(engine, t.snap, t.now_ms);
 	engine->tick_cpu = (struct np_engine_tick_cpu){.timed = timed,

@@ -23,6 +23,8 @@ static void state_release(struct np_task_state *st)
 	st->last = NULL;
 	np_thread_homes_free(st->th);
 	st->th = NULL;
+	np_th_handed_free(st->th_handed);
+	st->th_handed = NULL;
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,

@@ -68,6 +68,9 @@ struct np_task_state {
 	struct np_snap_task *last;
 	/* Its threads' homes, for a task the plan spreads (NULL: none). */
 	struct np_thread_homes *th;
+	/* The masks its thread homes set, for what its threads start (NULL:
+	 * it never had any). */
+	struct np_th_handed *th_handed;
 };
 
 struct np_state_table {

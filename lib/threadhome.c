@@ -110,6 +110,49 @@ void np_thread_homes_free(struct np_thread_homes *th)
 	free(th);
 }
 
+int np_th_handed_note(struct np_th_handed **hp, const struct np_thread_homes *th)
+{
+	struct np_th_handed *h = *hp;
+	struct np_bitmap *masks;
+
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		h->before = th->before;
+		*hp = h;
+	} else if (!np_bitmap_equal(&h->before, &th->before)) {
+		h->before = th->before;
+		h->nr = 0;
+	}
+	masks = realloc(h->masks, (h->nr + th->nr + 1) * sizeof(*masks));
+	if (!masks)
+		return -ENOMEM;
+	h->masks = masks;
+	for (unsigned i = 0; i < th->nr; i++)
+		if (!np_th_handed_find(h, &th->v[i].cpus))
+			h->masks[h->nr++] = th->v[i].cpus;
+	h->given_back_ms = 0;
+	return 0;
+}
+
+const struct np_bitmap *np_th_handed_find(const struct np_th_handed *h,
+					  const struct np_bitmap *cpus)
+{
+	for (unsigned i = 0; h && i < h->nr; i++)
+		if (np_bitmap_equal(&h->masks[i], cpus))
+			return &h->masks[i];
+	return NULL;
+}
+
+void np_th_handed_free(struct np_th_handed *h)
+{
+	if (!h)
+		return;
+	free(h->masks);
+	free(h);
+}
+
 const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *th, int tid)
 {
 	for (unsigned i = 0; th && i < th->nr; i++)

@@ -98,6 +98,31 @@ void np_thread_homes_free(struct np_thread_homes *th);
 /* The home of thread @tid, or NULL. */
 const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *th, int tid);
 
+/*
+ * The masks a task's thread homes set, for the processes its threads
+ * start: fork(2) copies the mask of the thread that calls it, and the
+ * child, planned for nobody, would keep one node's CPUs. Kept while the
+ * homes stand and after they are given back (a child is first listed up
+ * to scan_delay_ms after its birth).
+ */
+struct np_th_handed {
+	struct np_bitmap before; /* the mask the threads had */
+	struct np_bitmap *masks; /* each mask a home set, once */
+	unsigned nr;
+	uint64_t given_back_ms; /* when the last home was given back; 0: they stand */
+};
+
+/* Add the masks of @th's homes to *@hp (created on the first call; one of
+ * another mask from before starts over) and mark them standing. Returns
+ * 0 or -ENOMEM (the masks noted before stay). */
+int np_th_handed_note(struct np_th_handed **hp, const struct np_thread_homes *th);
+
+/* Of @h's masks, the one equal to @cpus, or NULL. */
+const struct np_bitmap *np_th_handed_find(const struct np_th_handed *h,
+					  const struct np_bitmap *cpus);
+
+void np_th_handed_free(struct np_th_handed *h);
+
 /* What the thread-home steps work with. */
 struct np_th_env {
 	struct np_ctx *ctx;

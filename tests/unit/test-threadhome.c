@@ -3,6 +3,7 @@
 #include "threadhome.h"
 
 #include <math.h>
+#include <string.h>
 
 #define MIB (UINT64_C(1) << 20)
 
@@ -108,6 +109,58 @@ static void test_no_room_homed(void)
 	CHECK(near(nodes[1].homed, 0.86) && near(nodes[2].homed, 0.92));
 }
 
+static struct np_bitmap cpus_of(const char *list)
+{
+	struct np_bitmap b;
+
+	CHECK_INT(np_bitmap_parse_list(&b, list, strlen(list)), 0);
+	return b;
+}
+
+/* The masks a task's thread homes set, for what its threads start: each
+ * once, kept over a later sample's homes, started over when the mask from
+ * before is another; noting marks them standing again. */
+static void test_handed(void)
+{
+	struct np_thread_home v[3] = {{.tid = 11, .node = 1, .cpus = cpus_of("1")},
+				      {.tid = 12, .node = 2, .cpus = cpus_of("2")},
+				      {.tid = 13, .node = 1, .cpus = cpus_of("1")}};
+	struct np_thread_homes th = {.before = cpus_of("0-3"), .v = v, .nr = 3};
+	struct np_th_handed *h = NULL;
+	struct np_bitmap c;
+
+	CHECK(!np_th_handed_find(NULL, &th.before));
+	CHECK_INT(np_th_handed_note(&h, &th), 0);
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	CHECK_INT(h->nr, 2);
+	CHECK(np_bitmap_equal(&h->before, &th.before));
+	c = cpus_of("2");
+	CHECK(np_th_handed_find(h, &c) && np_bitmap_equal(np_th_handed_find(h, &c), &c));
+	c = cpus_of("3");
+	CHECK(!np_th_handed_find(h, &c));
+	c = cpus_of("0-3");
+	CHECK(!np_th_handed_find(h, &c));
+	/* A later sample homes a thread on node 3: node 1's mask stays, a
+	 * child may still have it. */
+	h->given_back_ms = 5000;
+	v[0].cpus = cpus_of("3");
+	CHECK_INT(np_th_handed_note(&h, &th), 0);
+	CHECK_INT(h->nr, 3);
+	CHECK_U64(h->given_back_ms, 0);
+	c = cpus_of("1");
+	CHECK(np_th_handed_find(h, &c) != NULL);
+	/* Homes over another mask from before: only theirs. */
+	th.before = cpus_of("0-2");
+	th.nr = 1;
+	CHECK_INT(np_th_handed_note(&h, &th), 0);
+	CHECK_INT(h->nr, 1);
+	CHECK(!np_th_handed_find(h, &c));
+	np_th_handed_free(h);
+	np_th_handed_free(NULL);
+}
+
 int main(void)
 {
 	test_compete_4node();
@@ -115,5 +168,6 @@ int main(void)
 	test_no_home();
 	test_room();
 	test_no_room_homed();
+	test_handed();
 	return check_done();
 }

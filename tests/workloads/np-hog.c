@@ -16,7 +16,11 @@
  * summary line. SIGUSR1 asks each thread, at the end of its next pass, to
  * say how much of its own slice is on the node of the CPU it runs on
  * ("local thread I tid T node N pages P here H"): the locality of its
- * memory as that thread sees it, which no file of /proc tells.
+ * memory as that thread sees it, which no file of /proc tells. SIGUSR2
+ * asks thread 0, at the end of its next pass, to start "sleep 600" (which
+ * inherits that thread's CPU mask, as any process a thread starts) and
+ * say so ("child thread 0 tid T pid P cpus LIST", LIST the thread's mask
+ * then).
  */
 #include <errno.h>
 #include <numa.h>
@@ -26,6 +30,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,6 +52,7 @@ struct hog_thread {
 	double slowest_ms;
 	unsigned long passes;
 	unsigned reported; /* SIGUSR1s answered */
+	unsigned children; /* SIGUSR2s answered (thread 0) */
 };
 
 struct hog {
@@ -76,6 +82,7 @@ static struct hog hog = {
 
 static atomic_bool stopping;
 static atomic_uint locality_asked; /* SIGUSR1s so far */
+static atomic_uint child_asked;	   /* SIGUSR2s so far */
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_stop(int sig)
@@ -86,6 +93,40 @@ static void on_stop(int sig)
 static void on_usr1(int sig)
 {
 	atomic_fetch_add(&locality_asked, 1);
+}
+
+static void on_usr2(int sig)
+{
+	atomic_fetch_add(&child_asked, 1);
+}
+
+extern char **environ;
+
+/* Start "sleep 600" from this thread and say so, with the thread's mask
+ * the child inherits. */
+static void start_child(const struct hog_thread *t)
+{
+	char *argv[] = {"sleep", "600", NULL}, list[4096];
+	size_t len = 0;
+	cpu_set_t set;
+	pid_t pid;
+	int err;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		wl_die("sched_getaffinity: %s", strerror(errno));
+	list[0] = '\0';
+	for (int cpu = 0; cpu < CPU_SETSIZE && len + 16 < sizeof(list); cpu++)
+		if (CPU_ISSET(cpu, &set))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", len ? "," : "",
+						cpu);
+	err = posix_spawnp(&pid, "sleep", NULL, NULL, argv, environ);
+	if (err)
+		wl_die("starting sleep: %s", strerror(err));
+	pthread_mutex_lock(&print_lock);
+	printf("child thread %d tid %ld pid %d cpus %s\n", t->index, (long)syscall(SYS_gettid),
+	       (int)pid, list);
+	fflush(stdout);
+	pthread_mutex_unlock(&print_lock);
 }
 
 /* Print where the pages of @t's slice are against the node it runs on. */
@@ -228,6 +269,10 @@ static void *hog_thread_main(void *arg)
 			t->reported = asked;
 			report_locality(t);
 		}
+		if (t->index == 0 && atomic_load(&child_asked) != t->children) {
+			t->children = atomic_load(&child_asked);
+			start_child(t);
+		}
 
 		wl_touch(t->mem, t->bytes);
 		if (t->index == 0 && hog.shm)
@@ -264,6 +309,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
 
 	total = hog.mib << 20;
 	slice = (total / hog.threads + page - 1) / page * page;

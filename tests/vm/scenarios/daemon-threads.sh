@@ -102,6 +102,31 @@ done
 [ "$(echo $masks | tr ' ' '\n' | sort -u | wc -l)" = 4 ] ||
 	np_fail "four threads on fewer nodes: $masks"
 
+# A homed thread starts a process, which fork(2) gives that thread's
+# one-node mask: once the daemon lists it, it has the hog's mask from
+# before (the main thread's, never homed: it only waits).
+kill -USR2 "$hog_a"
+t0=$(np_ms)
+until grep -q '^child' /tmp/hog-a.out; do
+	[ $(($(np_ms) - t0)) -lt 20000 ] || np_fail "hog a started no child"
+	sleep 0.1
+done
+child=$(awk '$1 == "child" { print $7 }' /tmp/hog-a.out)
+born=$(awk '$1 == "child" { print $9 }' /tmp/hog-a.out)
+case $born in *,*) np_fail "thread 0 of hog a had CPUs $born, not one node's" ;; esac
+want=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$hog_a/status")
+until [ "$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$child/status")" = "$want" ]; do
+	[ $(($(np_ms) - t0)) -lt 20000 ] ||
+		np_fail "child $child of hog a: CPUs" \
+			"$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$child/status"), not $want"
+	sleep 0.1
+done
+grep -q "pid $child (.*): inherited the CPUs the home of pid $hog_a gave it" "$NP_DAEMON_LOG" ||
+	np_fail "child $child widened, not by the daemon: $(grep "pid $child" "$NP_DAEMON_LOG")"
+echo "daemon-threads: a child started by a thread on CPU $born has CPUs $want" \
+	"after $(($(np_ms) - t0)) ms"
+kill "$child"
+
 # The user pins a thread of hog a meanwhile: that mask is theirs.
 tid=$(workers "$hog_a" | head -n 1)
 mine=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$hog_a/task/$tid/status")
