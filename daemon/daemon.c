@@ -339,10 +339,9 @@ static void on_move_done(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 
-	/* A tick may have ended that move and started the next since the fd
+	/* A tick may have ended those moves and started others since the fd
 	 * was found readable: never wait for calls here. */
-	if (np_engine_move_ended(d->engine))
-		np_engine_finish_move(d->engine);
+	np_engine_finish_moves(d->engine, false);
 }
 
 /*

@@ -184,6 +184,27 @@ enum np_narrow np_affinity_narrow(const struct np_bitmap *current,
 
 /* ---- The actuator ---- */
 
+/* The call sizes a move adapts to the measured call time. */
+struct move_model {
+	unsigned batch_pages; /* pages a move call */
+	unsigned query_pages; /* pages a lookup */
+	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
+	struct np_call_model calls;
+};
+
+/* What one move works with while its calls run: its scratch and model,
+ * touched by no other move. Mover 0 (the moving thread, or the first
+ * helper) has status and nodes; each other one a pair of its own. */
+struct lane {
+	void **pages; /* QUERY_PAGES each: scratch for one lookup */
+	int *status;
+	int *nodes;
+	int *mover_status[NP_MOVERS_MAX];
+	int *mover_nodes[NP_MOVERS_MAX];
+	struct move_model model;
+	struct move_job *job; /* the move on it; NULL: free */
+};
+
 struct np_actuator {
 	struct np_ctx *ctx;
 	struct np_stats *stats;
@@ -195,32 +216,26 @@ struct np_actuator {
 	void *clock_data;
 	uint64_t batch_target_ns, backoff_min_ns, backoff_max_ns;
 	bool allow_migrate_pages;
-	unsigned batch_pages; /* adapted to the measured call time */
-	unsigned query_pages; /* likewise, for lookups */
-	uint64_t ns_per_page; /* measured move cost; 0 until a move was timed */
-	struct np_call_model move_model;
-	/* Taken by the calls of a move in flight and set by a reload, from
-	 * two threads. */
+	/* What the moves learnt, handed to each move at its start and taken
+	 * back at its end (by the caller's thread, both). */
+	struct move_model model;
+	/* Taken by the calls of the moves in flight and set by a reload,
+	 * from several threads. */
 	mtx_t rate_lock;
 	struct np_token_bucket rate;
 
-	void **pages; /* QUERY_PAGES each: scratch for one lookup */
-	int *status;
-	int *nodes;
-	/* Movers: calls in flight at once on one task's pages. Mover 0 is the
-	 * calling thread with status and nodes above; each other one has its
-	 * own pair. */
+	/* Movers: calls in flight at once on one task's pages. */
 	unsigned movers;
-	int *mover_status[NP_MOVERS_MAX];
-	int *mover_nodes[NP_MOVERS_MAX];
+	/* Moves of different tasks at once, each on a lane of its own. */
+	unsigned moves;
+	struct lane lanes[NP_MOVES_MAX];
 
 	struct np_action_record *records;
 	unsigned nr_records, cap_records;
 	uint64_t records_dropped;
 
-	/* A move in flight on a thread of its own (np_actuator_move_start),
-	 * and an eventfd it writes when its last call is made. */
-	struct move_job *job;
+	/* An eventfd the moves in flight on threads of their own
+	 * (np_actuator_move_start) write when their last call is made. */
 	int job_fd;
 };
 
@@ -237,6 +252,44 @@ void np_actuator_params_init(struct np_actuator_params *params)
 static uint64_t now(const struct np_actuator *act)
 {
 	return act->clock(act->clock_data);
+}
+
+/* The scratch of @lane for @movers movers, made on its first use: a lane
+ * but the first is needed only when moves overlap. Returns 0 or -ENOMEM
+ * (what was made stays, for the next try). */
+static int lane_ready(struct lane *lane, unsigned movers)
+{
+	if (!lane->pages)
+		lane->pages = malloc(QUERY_PAGES * sizeof(*lane->pages));
+	if (!lane->status)
+		lane->status = malloc(QUERY_PAGES * sizeof(*lane->status));
+	if (!lane->nodes)
+		lane->nodes = malloc(QUERY_PAGES * sizeof(*lane->nodes));
+	if (!lane->pages || !lane->status || !lane->nodes)
+		return -ENOMEM;
+	lane->mover_status[0] = lane->status;
+	lane->mover_nodes[0] = lane->nodes;
+	for (unsigned i = 1; i < movers; i++) {
+		if (!lane->mover_status[i])
+			lane->mover_status[i] = malloc(QUERY_PAGES * sizeof(int));
+		if (!lane->mover_nodes[i])
+			lane->mover_nodes[i] = malloc(QUERY_PAGES * sizeof(int));
+		if (!lane->mover_status[i] || !lane->mover_nodes[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void lane_free(struct lane *lane)
+{
+	free(lane->pages);
+	free(lane->status);
+	free(lane->nodes);
+	for (unsigned i = 1; i < NP_MOVERS_MAX; i++) {
+		free(lane->mover_status[i]);
+		free(lane->mover_nodes[i]);
+	}
+	memset(lane, 0, sizeof(*lane));
 }
 
 static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
@@ -263,10 +316,10 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 	act->batch_target_ns =
 	    (params->batch_target_ms ? params->batch_target_ms : DEFAULT_BATCH_TARGET_MS) *
 	    NS_PER_MS;
-	act->batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
-	if (act->batch_pages > NP_BATCH_PAGES_MAX)
-		act->batch_pages = NP_BATCH_PAGES_MAX;
-	act->query_pages = FIRST_QUERY_PAGES;
+	act->model.batch_pages = params->batch_pages ? params->batch_pages : DEFAULT_BATCH_PAGES;
+	if (act->model.batch_pages > NP_BATCH_PAGES_MAX)
+		act->model.batch_pages = NP_BATCH_PAGES_MAX;
+	act->model.query_pages = FIRST_QUERY_PAGES;
 	act->backoff_min_ns =
 	    (params->backoff_min_ms ? params->backoff_min_ms : DEFAULT_BACKOFF_MIN_MS) * NS_PER_MS;
 	act->backoff_max_ns =
@@ -278,13 +331,11 @@ static int actuator_new(struct np_ctx *ctx, struct np_stats *stats,
 		return -ENOMEM;
 	}
 	np_actuator_set_rate(act, params->migrate_rate_mb_s);
-	act->pages = malloc(QUERY_PAGES * sizeof(*act->pages));
-	act->status = malloc(QUERY_PAGES * sizeof(*act->status));
-	act->nodes = malloc(QUERY_PAGES * sizeof(*act->nodes));
-	act->mover_status[0] = act->status;
-	act->mover_nodes[0] = act->nodes;
-	if (!act->pages || !act->status || !act->nodes ||
-	    np_actuator_set_movers(act, params->movers) < 0) {
+	np_actuator_set_moves(act, params->moves);
+	/* The first lane's scratch now: a daemon that cannot have it should
+	 * say so at its start, not at its first move. */
+	if (np_actuator_set_movers(act, params->movers) < 0 ||
+	    lane_ready(&act->lanes[0], act->movers) < 0) {
 		np_actuator_free(act);
 		return -ENOMEM;
 	}
@@ -309,16 +360,21 @@ int np_actuator_set_movers(struct np_actuator *act, unsigned movers)
 		movers = 1;
 	if (movers > NP_MOVERS_MAX)
 		movers = NP_MOVERS_MAX;
-	for (unsigned i = 1; i < movers; i++) {
-		if (!act->mover_status[i])
-			act->mover_status[i] = malloc(QUERY_PAGES * sizeof(int));
-		if (!act->mover_nodes[i])
-			act->mover_nodes[i] = malloc(QUERY_PAGES * sizeof(int));
-		if (!act->mover_status[i] || !act->mover_nodes[i])
-			return -ENOMEM; /* the movers before stay */
-	}
+	/* The lanes made so far get theirs now: a reload that asks for more
+	 * than memory allows keeps the number before. */
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++)
+		if (act->lanes[i].pages && lane_ready(&act->lanes[i], movers) < 0)
+			return -ENOMEM;
 	act->movers = movers;
 	return 0;
+}
+
+void np_actuator_set_moves(struct np_actuator *act, unsigned moves)
+{
+	/* A dry run's moves are records, made at once. */
+	if (!moves || act->dry)
+		moves = 1;
+	act->moves = moves < NP_MOVES_MAX ? moves : NP_MOVES_MAX;
 }
 
 void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s)
@@ -369,19 +425,15 @@ void np_actuator_free(struct np_actuator *act)
 {
 	if (!act)
 		return;
-	/* A move still in flight ends at its next batch: nothing is left to
-	 * account it to. */
-	job_free(act->job);
+	/* The moves still in flight end at their next batch: nothing is left
+	 * to account them to. */
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
+		job_free(act->lanes[i].job);
+		lane_free(&act->lanes[i]);
+	}
 	if (act->job_fd >= 0)
 		close(act->job_fd);
 	mtx_destroy(&act->rate_lock);
-	free(act->pages);
-	free(act->status);
-	free(act->nodes);
-	for (unsigned i = 1; i < NP_MOVERS_MAX; i++) {
-		free(act->mover_status[i]);
-		free(act->mover_nodes[i]);
-	}
 	free(act->records);
 	free(act);
 }
@@ -773,6 +825,7 @@ static void collect_free(struct collect *col)
 
 struct move_state {
 	struct np_actuator *act;
+	struct lane *lane; /* its scratch and model */
 	int pid, pidfd; /* pidfd: polled between batches, -1 for none */
 	uint64_t start_ticks;
 	int target;
@@ -803,9 +856,9 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 
 	for (unsigned i = 0; i < b->count; i++)
 		if (status[i] == -EBUSY)
-			act->pages[busy++] = plan->pages[b->first + i];
+			ms->lane->pages[busy++] = plan->pages[b->first + i];
 	if (busy) {
-		if (act->sys->move_pages(act->sys->data, ms->pid, busy, act->pages, NULL,
+		if (act->sys->move_pages(act->sys->data, ms->pid, busy, ms->lane->pages, NULL,
 					 recheck) >= 0) {
 			for (unsigned i = 0, j = 0; i < b->count; i++)
 				if (status[i] == -EBUSY && recheck[j++] == b->dst) {
@@ -845,8 +898,8 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
  * fixed and per-page cost once there is one, at most doubling per call;
  * until then in proportion, where the tail of a range (a short call whose
  * fixed cost says little about a full one) does not count. */
-static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elapsed,
-			 unsigned in_flight)
+static void resize_batch(const struct np_actuator *act, struct move_model *m, unsigned pages,
+			 uint64_t elapsed, unsigned in_flight)
 {
 	/* The target is what one call may hold the task up, and calls
 	 * overshoot it: in the 2-node guest the longest of a move's calls was
@@ -860,13 +913,13 @@ static void resize_batch(struct np_actuator *act, unsigned pages, uint64_t elaps
 	uint64_t target = in_flight > 1 ? act->batch_target_ns / 2 : act->batch_target_ns;
 	unsigned fitted;
 
-	np_call_model_add(&act->move_model, pages, elapsed);
-	fitted = np_call_model_batch(&act->move_model, target, in_flight);
+	np_call_model_add(&m->calls, pages, elapsed);
+	fitted = np_call_model_batch(&m->calls, target, in_flight);
 	if (fitted)
-		act->batch_pages = fitted < 2 * act->batch_pages ? fitted : 2 * act->batch_pages;
-	else if (pages >= act->batch_pages / 2)
-		act->batch_pages =
-		    np_batch_size_next(act->batch_pages, elapsed * act->batch_pages / pages, target);
+		m->batch_pages = fitted < 2 * m->batch_pages ? fitted : 2 * m->batch_pages;
+	else if (pages >= m->batch_pages / 2)
+		m->batch_pages =
+		    np_batch_size_next(m->batch_pages, elapsed * m->batch_pages / pages, target);
 }
 
 /* The daemon wants out: end the action here, as if its budget were spent. */
@@ -1094,8 +1147,8 @@ static int call_made(struct move_state *ms, const struct np_page_plan *plan,
 	rate_refund(act, c->granted - moved);
 	if (ms->budget != UINT64_MAX)
 		ms->budget -= moved < ms->budget ? moved : ms->budget;
-	act->ns_per_page = c->elapsed / c->b.count;
-	resize_batch(act, c->b.count, c->elapsed, ms->pool ? ms->pool->n : 1);
+	ms->lane->model.ns_per_page = c->elapsed / c->b.count;
+	resize_batch(act, &ms->lane->model, c->b.count, c->elapsed, ms->pool ? ms->pool->n : 1);
 	return 0;
 }
 
@@ -1152,8 +1205,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			}
 			b.first = plan->batches[k].first + done;
 			b.count = plan->batches[k].count - done;
-			if (b.count > act->batch_pages)
-				b.count = act->batch_pages;
+			if (b.count > ms->lane->model.batch_pages)
+				b.count = ms->lane->model.batch_pages;
 			if (ms->huge_seen)
 				b.count = huge_block_end(plan, k, b.first, b.count);
 			want = (uint64_t)b.count * page_bytes;
@@ -1181,8 +1234,8 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			    .pid = ms->pid,
 			    .b = b,
 			    .pages = plan->pages + b.first,
-			    .nodes = act->mover_nodes[mover],
-			    .status = act->mover_status[mover],
+			    .nodes = ms->lane->mover_nodes[mover],
+			    .status = ms->lane->mover_status[mover],
 			    .granted = (uint64_t)b.count * page_bytes,
 			};
 			if (ms->budget != UINT64_MAX)
@@ -1209,20 +1262,22 @@ drain:
 	return err;
 }
 
-/* Where @n pages from act->pages are, into act->status; the chunk size
- * adapts to the call time like the moves. Returns 0 or -errno. */
+/* Where @n pages from the lane's pages are, into its status; the chunk
+ * size adapts to the call time like the moves. Returns 0 or -errno. */
 static int look_up(struct move_state *ms, unsigned n)
 {
 	struct np_actuator *act = ms->act;
+	struct lane *lane = ms->lane;
 	uint64_t t0 = now(act), elapsed;
-	long r = act->sys->move_pages(act->sys->data, ms->pid, n, act->pages, NULL, act->status);
+	long r = act->sys->move_pages(act->sys->data, ms->pid, n, lane->pages, NULL, lane->status);
 
 	elapsed = now(act) - t0;
 	if (r < 0)
 		return (int)r;
-	if (n >= act->query_pages / 2)
-		act->query_pages = np_batch_size_next(
-		    act->query_pages, elapsed * act->query_pages / n, act->batch_target_ns);
+	if (n >= lane->model.query_pages / 2)
+		lane->model.query_pages =
+		    np_batch_size_next(lane->model.query_pages,
+				       elapsed * lane->model.query_pages / n, act->batch_target_ns);
 	np_stats_add_pages_queried(act->stats, n);
 	ms->res->pages_queried += n;
 	return 0;
@@ -1231,7 +1286,6 @@ static int look_up(struct move_state *ms, unsigned n)
 /* Look up and move the pages of one VMA, chunk by chunk. */
 static int move_range(struct move_state *ms, const struct candidate *c)
 {
-	struct np_actuator *act = ms->act;
 	uint64_t found = 0;
 
 	/* Stop once numa_maps' count is found: the rest of the range is what
@@ -1242,7 +1296,7 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		 * big as the scratch (lookups start at a quarter of it), and
 		 * the movers wait for each other's last call at a chunk's end
 		 * less often. */
-		unsigned most = c->dense_src >= 0 ? QUERY_PAGES : act->query_pages;
+		unsigned most = c->dense_src >= 0 ? QUERY_PAGES : ms->lane->model.query_pages;
 		uint64_t left = (c->end - addr) / c->page_bytes;
 		unsigned n = left < most ? (unsigned)left : most;
 		struct np_page_plan plan;
@@ -1251,18 +1305,19 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		if (!n)
 			break;
 		for (unsigned i = 0; i < n; i++)
-			act->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
+			ms->lane->pages[i] = (void *)(uintptr_t)(addr + i * c->page_bytes);
 		addr += n * c->page_bytes;
 		/* numa_maps said where each page of a dense range is; one
 		 * that has gone since fails its move alone. */
 		for (unsigned i = 0; c->dense_src >= 0 && i < n; i++)
-			act->status[i] = c->dense_src;
+			ms->lane->status[i] = c->dense_src;
 		err = c->dense_src >= 0 ? 0 : look_up(ms, n);
 		if (err)
 			return err;
 		/* One batch per destination: move_plan cuts them to the call
 		 * size, and may end a call past it (huge_block_end). */
-		err = np_page_plan_build(act->pages, act->status, &c->target, true, n, n, &plan);
+		err = np_page_plan_build(ms->lane->pages, ms->lane->status, &c->target, true, n, n,
+					 &plan);
 		if (err)
 			return err;
 		ms->res->pages_misplaced += plan.nr_pages;
@@ -1280,10 +1335,10 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 static bool whole_task_fits(const struct np_actuator *act, const struct collect *col,
 			    const struct move_state *ms, const struct np_task_memory *mem)
 {
-	uint64_t pages = col->misplaced_bytes / 4096;
+	uint64_t pages = col->misplaced_bytes / 4096, ns_per_page = ms->lane->model.ns_per_page;
 
-	if (!act->allow_migrate_pages || !act->ns_per_page || col->sparse_bytes ||
-	    col->misplaced_bytes > ms->budget || pages * act->ns_per_page > act->batch_target_ns)
+	if (!act->allow_migrate_pages || !ns_per_page || col->sparse_bytes ||
+	    col->misplaced_bytes > ms->budget || pages * ns_per_page > act->batch_target_ns)
 		return false;
 	/* migrate_pages moves everything on the nodes it is given: memory
 	 * under the user's own policy too, and, with CAP_SYS_NICE, pages
@@ -1345,7 +1400,7 @@ static int migrate_whole(struct move_state *ms, const struct collect *col)
 	}
 	rate_refund(act, granted - ms->res->bytes_moved);
 	if (pages)
-		act->ns_per_page = elapsed / pages;
+		ms->lane->model.ns_per_page = elapsed / pages;
 	return 0;
 }
 
@@ -1407,6 +1462,7 @@ struct move_job {
 	unsigned nr_areas;
 	int err;    /* of the calls */
 	uint64_t t0;
+	unsigned movers; /* the actuator's when it started */
 	bool threaded; /* carried out by @thread */
 	pthread_t thread;
 	_Atomic bool ended; /* its last call is made */
@@ -1486,7 +1542,7 @@ static void move_run(struct move_job *job)
 		struct mover_pool pool;
 
 		err = 0;
-		ms->pool = pool_start(&pool, job->act->movers) ? &pool : NULL;
+		ms->pool = pool_start(&pool, job->movers) ? &pool : NULL;
 		for (unsigned i = 0; i < job->col.nr && !err && !ms->stop; i++)
 			err = move_range(ms, &job->col.c[i]);
 		if (ms->pool)
@@ -1512,6 +1568,8 @@ static int move_finish(struct move_job *job, struct np_act_task *at, const struc
 	err = action_end(act, at, task, &job->td, err,
 			 res->pages_misplaced && !res->pages_moved && !res->budget_exhausted,
 			 res->used_migrate_pages ? NP_CALL_MIGRATE_PAGES : NP_CALL_MOVE_PAGES);
+	/* What its calls learnt is the next move's start. */
+	act->model = job->ms.lane->model;
 	res->elapsed_ns = now(act) - job->t0;
 	if (!err && res->budget_exhausted && !res->pages_moved)
 		err = -EAGAIN;
@@ -1519,18 +1577,47 @@ static int move_finish(struct move_job *job, struct np_act_task *at, const struc
 	return err;
 }
 
-static struct move_job *job_new(struct np_actuator *act, const struct np_task *task,
-				int target_node, uint64_t max_bytes)
+/* Whether a move of @pid (started at @start_ticks) is in flight. */
+static struct move_job *find_job(const struct np_actuator *act, int pid, uint64_t start_ticks)
 {
-	struct move_job *job = calloc(1, sizeof(*job));
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
+		struct move_job *job = act->lanes[i].job;
 
-	if (!job)
-		return NULL;
+		if (job && job->ms.pid == pid && job->ms.start_ticks == start_ticks)
+			return job;
+	}
+	return NULL;
+}
+
+/* A move of @task on a free lane. -EBUSY (a skip, "migration-busy"): as
+ * many moves are in flight as may be, or one of this task; -ENOMEM. */
+static int job_new(struct np_actuator *act, const struct np_task *task, int target_node,
+		   uint64_t max_bytes, struct move_job **out)
+{
+	struct lane *lane = NULL;
+	struct move_job *job;
+	unsigned busy = 0;
+
+	*out = NULL;
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
+		if (act->lanes[i].job)
+			busy++;
+		else if (!lane && i < act->moves)
+			lane = &act->lanes[i];
+	}
+	if (!lane || busy >= act->moves || find_job(act, task->pid, task->start_ticks)) {
+		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
+		return -EBUSY;
+	}
+	if (lane_ready(lane, act->movers) < 0 || !(job = calloc(1, sizeof(*job))))
+		return -ENOMEM;
 	job->act = act;
 	job->td.fd = -1;
 	job->t0 = now(act);
+	job->movers = act->movers;
 	job->ms = (struct move_state){
 	    .act = act,
+	    .lane = lane,
 	    .pid = task->pid,
 	    .pidfd = -1,
 	    .start_ticks = task->start_ticks,
@@ -1538,7 +1625,10 @@ static struct move_job *job_new(struct np_actuator *act, const struct np_task *t
 	    .budget = max_bytes ? max_bytes : UINT64_MAX,
 	    .res = &job->res,
 	};
-	return job;
+	lane->model = act->model;
+	lane->job = job;
+	*out = job;
+	return 0;
 }
 
 static void job_free(struct move_job *job)
@@ -1553,6 +1643,7 @@ static void job_free(struct move_job *job)
 		close(job->ms.pidfd);
 	collect_free(&job->col);
 	free(job->areas);
+	job->ms.lane->job = NULL;
 	free(job);
 }
 
@@ -1560,12 +1651,13 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result)
 {
-	struct move_job *job = job_new(act, task, target_node, max_bytes);
+	struct move_job *job;
 	int err;
 
 	memset(result, 0, sizeof(*result));
-	if (!job)
-		return -ENOMEM;
+	err = job_new(act, task, target_node, max_bytes, &job);
+	if (err)
+		return err;
 	err = move_prepare(job, at, task, mem);
 	if (err == 0)
 		move_run(job);
@@ -1588,7 +1680,7 @@ static void *job_thread(void *arg)
 	return NULL;
 }
 
-static int start_job(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+static int start_job(struct np_act_task *at, const struct np_task *task,
 		     const struct np_task_memory *mem, struct move_job *job,
 		     struct np_move_result *result);
 
@@ -1596,14 +1688,14 @@ int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
 			   int target_node, uint64_t max_bytes, struct np_move_result *result)
 {
+	struct move_job *job;
+	int err;
+
 	memset(result, 0, sizeof(*result));
-	if (act->job) {
-		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
-		return -EBUSY;
-	}
 	if (act->dry)
 		return np_actuator_move_pages(act, at, task, mem, target_node, max_bytes, result);
-	return start_job(act, at, task, mem, job_new(act, task, target_node, max_bytes), result);
+	err = job_new(act, task, target_node, max_bytes, &job);
+	return err ? err : start_job(at, task, mem, job, result);
 }
 
 int np_actuator_move_areas_start(struct np_actuator *act, struct np_act_task *at,
@@ -1612,37 +1704,31 @@ int np_actuator_move_areas_start(struct np_actuator *act, struct np_act_task *at
 				 uint64_t max_bytes, struct np_move_result *result)
 {
 	struct move_job *job;
+	int err;
 
 	memset(result, 0, sizeof(*result));
 	if (!nr)
 		return -EINVAL;
-	if (act->job) {
-		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
-		return -EBUSY;
-	}
-	job = job_new(act, task, -1, max_bytes);
-	if (job && !(job->areas = malloc(nr * sizeof(*areas)))) {
+	err = job_new(act, task, -1, max_bytes, &job);
+	if (err)
+		return err;
+	if (!(job->areas = malloc(nr * sizeof(*areas)))) {
 		job_free(job);
-		job = NULL;
+		return -ENOMEM;
 	}
-	if (job) {
-		memcpy(job->areas, areas, nr * sizeof(*areas));
-		job->nr_areas = nr;
-	}
-	return start_job(act, at, task, mem, job, result);
+	memcpy(job->areas, areas, nr * sizeof(*areas));
+	job->nr_areas = nr;
+	return start_job(at, task, mem, job, result);
 }
 
-/* Prepare @job (taken over; NULL: out of memory) and run its calls on a
- * thread of their own, or here when none can be had. */
-static int start_job(struct np_actuator *act, struct np_act_task *at, const struct np_task *task,
+/* Prepare @job (taken over) and run its calls on a thread of their own,
+ * or here when none can be had. */
+static int start_job(struct np_act_task *at, const struct np_task *task,
 		     const struct np_task_memory *mem, struct move_job *job,
 		     struct np_move_result *result)
 {
-	int err;
+	int err = move_prepare(job, at, task, mem);
 
-	if (!job)
-		return -ENOMEM;
-	err = move_prepare(job, at, task, mem);
 	if (err < 0) {
 		job_free(job);
 		return err;
@@ -1655,10 +1741,8 @@ static int start_job(struct np_actuator *act, struct np_act_task *at, const stru
 		if (at->pidfd < 0 || pidfd >= 0) {
 			job->ms.pidfd = pidfd;
 			job->threaded = start_helper(&job->thread, job_thread, job);
-			if (job->threaded) {
-				act->job = job;
+			if (job->threaded)
 				return 1;
-			}
 			if (pidfd >= 0)
 				close(pidfd);
 			job->ms.pidfd = at->pidfd;
@@ -1676,29 +1760,64 @@ int np_actuator_move_fd(const struct np_actuator *act)
 	return act->job_fd;
 }
 
+/* The move np_actuator_moving() names: the first whose calls are done,
+ * else the first in flight. */
+static const struct move_job *named_job(const struct np_actuator *act)
+{
+	const struct move_job *first = NULL;
+
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
+		const struct move_job *job = act->lanes[i].job;
+
+		if (job && atomic_load(&job->ended))
+			return job;
+		if (job && !first)
+			first = job;
+	}
+	return first;
+}
+
 bool np_actuator_moving(const struct np_actuator *act, int *pid, uint64_t *start_ticks,
 			int *target_node)
 {
-	if (!act->job)
+	const struct move_job *job = named_job(act);
+
+	if (!job)
 		return false;
 	if (pid)
-		*pid = act->job->ms.pid;
+		*pid = job->ms.pid;
 	if (start_ticks)
-		*start_ticks = act->job->ms.start_ticks;
+		*start_ticks = job->ms.start_ticks;
 	if (target_node)
-		*target_node = act->job->ms.target;
+		*target_node = job->ms.target;
 	return true;
+}
+
+bool np_actuator_task_moving(const struct np_actuator *act, int pid, uint64_t start_ticks)
+{
+	return find_job(act, pid, start_ticks) != NULL;
+}
+
+bool np_actuator_move_room(const struct np_actuator *act)
+{
+	unsigned busy = 0;
+
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++)
+		busy += act->lanes[i].job != NULL;
+	return busy < act->moves;
 }
 
 bool np_actuator_move_ended(const struct np_actuator *act)
 {
-	return act->job && atomic_load(&act->job->ended);
+	const struct move_job *job = named_job(act);
+
+	return job && atomic_load(&job->ended);
 }
 
-int np_actuator_move_finish(struct np_actuator *act, struct np_act_task *at,
-			    struct np_move_result *result)
+int np_actuator_move_finish(struct np_actuator *act, int pid, uint64_t start_ticks,
+			    struct np_act_task *at, struct np_move_result *result)
 {
-	struct move_job *job = act->job;
+	struct move_job *job = find_job(act, pid, start_ticks);
 	struct np_act_task gone;
 	struct np_task task = {0};
 	uint64_t count;
@@ -1709,10 +1828,11 @@ int np_actuator_move_finish(struct np_actuator *act, struct np_act_task *at,
 		return -ENOENT;
 	pthread_join(job->thread, NULL);
 	job->threaded = false;
+	/* Drained for every move whose calls are done: the caller finishes
+	 * each of those (np_actuator_move_ended). */
 	if (read(act->job_fd, &count, sizeof(count)) < 0) {
 		/* Already read, or never written: nothing to drain. */
 	}
-	act->job = NULL;
 	task.pid = job->ms.pid;
 	task.start_ticks = job->ms.start_ticks;
 	/* A task forgotten meanwhile is checked through the job's pidfd;

@@ -84,10 +84,15 @@ struct np_actuator_params {
 	 * own batch (the configuration's migrate_threads); 0 or 1: one at a
 	 * time, on the calling thread. A dry run makes one at a time. */
 	unsigned movers;
+	/* Moves of different tasks in flight at once (the configuration's
+	 * migrate_tasks); 0: 1. A dry run makes one at a time. */
+	unsigned moves;
 };
 
 /* The most movers an actuator takes. */
 #define NP_MOVERS_MAX 8
+/* The most moves in flight at once. */
+#define NP_MOVES_MAX 8
 
 /* Defaults for every field (the clock and calls are the real ones). */
 void np_actuator_params_init(struct np_actuator_params *params);
@@ -110,10 +115,16 @@ int np_actuator_new_dry(struct np_ctx *ctx, struct np_stats *stats,
  * second's worth of the new rate, as for a new actuator. */
 void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
 
-/* Set how many move_pages calls may be in flight at once (a reload changes
- * it): 0 means 1, more than NP_MOVERS_MAX means NP_MOVERS_MAX. -ENOMEM
- * leaves the number before. */
+/* Set how many move_pages calls may be in flight at once on one task's
+ * pages (a reload changes it; a move in flight keeps its own): 0 means 1,
+ * more than NP_MOVERS_MAX means NP_MOVERS_MAX. -ENOMEM leaves the number
+ * before. */
 int np_actuator_set_movers(struct np_actuator *act, unsigned movers);
+
+/* Set how many tasks' moves may be in flight at once (a reload changes
+ * it; the moves in flight go on): 0 means 1, more than NP_MOVES_MAX means
+ * NP_MOVES_MAX. */
+void np_actuator_set_moves(struct np_actuator *act, unsigned moves);
 
 /* Free; NULL is accepted. The tasks' states are the caller's. */
 void np_actuator_free(struct np_actuator *act);
@@ -157,13 +168,15 @@ int np_actuator_move_pages(struct np_actuator *act, struct np_act_task *at,
  * the actuator's own and returns 1 while they run; the caller goes on (its
  * loop ticks, serves metrics, answers SIGTERM through should_stop, which the
  * calls ask between batches). np_actuator_move_fd() becomes readable when
- * the calls are done, and np_actuator_move_finish() ends the move. One move
- * at a time: a start while one is in flight returns -EBUSY (a skip,
- * "migration-busy"). A move that ends before its first call (an error, a
+ * the calls of a move are done, and np_actuator_move_finish() ends it.
+ * Moves of different tasks run at once, each with its own movers, up to
+ * np_actuator_set_moves(); a start beyond that, or of a task whose move is
+ * in flight, returns -EBUSY (a skip, "migration-busy"); the rate limit
+ * holds across them all. A move that ends before its first call (an error, a
  * dry run, nothing to move) returns at once as np_actuator_move_pages()
- * would, @result filled. While a move is in flight the caller may set
- * affinity, change the rate and free the actuator (which waits for the
- * calls, and accounts nothing more), but not change the number of movers.
+ * would, @result filled. While moves are in flight the caller may set
+ * affinity, change the rate and the numbers of movers and moves, and free
+ * the actuator (which waits for the calls, and accounts nothing more).
  */
 int np_actuator_move_start(struct np_actuator *act, struct np_act_task *at,
 			   const struct np_task *task, const struct np_task_memory *mem,
@@ -189,24 +202,32 @@ int np_actuator_move_areas_start(struct np_actuator *act, struct np_act_task *at
 				 uint64_t max_bytes, struct np_move_result *result);
 
 /* An eventfd readable once a started move's calls are done (drained by
- * np_actuator_move_finish()); -1 for a dry run. */
+ * np_actuator_move_finish(), for every move whose calls are done); -1 for
+ * a dry run. */
 int np_actuator_move_fd(const struct np_actuator *act);
 
-/* Whether a move is in flight, and of which task, to which node. */
+/* Whether a move is in flight; if so, of which task, to which node (-1:
+ * areas): the first whose calls are done, else the first started. */
 bool np_actuator_moving(const struct np_actuator *act, int *pid, uint64_t *start_ticks,
 			int *target_node);
 
-/* True once the calls of the move in flight are done: finishing it will not
- * wait. */
+/* Whether a move of task @pid (started at @start_ticks) is in flight. */
+bool np_actuator_task_moving(const struct np_actuator *act, int pid, uint64_t start_ticks);
+
+/* Whether another move may start now. */
+bool np_actuator_move_room(const struct np_actuator *act);
+
+/* True once the calls of a move in flight are done: finishing the one
+ * np_actuator_moving() names will not wait. */
 bool np_actuator_move_ended(const struct np_actuator *act);
 
-/* Wait for the calls of the move in flight to end, and end it as
- * np_actuator_move_pages() would: the task checked again through its
- * directory and pidfd, @at's backoff kept. @at is the task's state, or NULL
- * when the caller has let it go meanwhile. Returns that function's values,
- * or -ENOENT with no move in flight. */
-int np_actuator_move_finish(struct np_actuator *act, struct np_act_task *at,
-			    struct np_move_result *result);
+/* Wait for the calls of the move of @pid (started at @start_ticks) to end,
+ * and end it as np_actuator_move_pages() would: the task checked again
+ * through its directory and pidfd, @at's backoff kept. @at is the task's
+ * state, or NULL when the caller has let it go meanwhile. Returns that
+ * function's values, or -ENOENT with no such move in flight. */
+int np_actuator_move_finish(struct np_actuator *act, int pid, uint64_t start_ticks,
+			    struct np_act_task *at, struct np_move_result *result);
 
 enum np_thread_outcome {
 	NP_THREAD_NARROWED,   /* new mask set (or, dry, would be) */

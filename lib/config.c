@@ -104,6 +104,7 @@ static const struct key keys[] = {
     U64(migrate_rate_mb_s, 256, 1, 65536),
     U64(max_migrate_mb_per_scan, 1024, 1, 1048576),
     UNSIGNED(migrate_threads, 2, 1, 8), /* the actuator's NP_MOVERS_MAX */
+    UNSIGNED(migrate_tasks, 2, 1, 8),	/* the actuator's NP_MOVES_MAX */
     CHOICE(affinity, NP_AFFINITY_UNPINNED, affinity_choices),
     CHOICE(thread_homes, NP_THREAD_HOMES_YES, thread_homes_choices),
     CHOICE(kernel_balancing, NP_KBAL_DEFER, kernel_balancing_choices),

@@ -63,7 +63,8 @@ struct np_config {
 	unsigned hysteresis_periods;	    /* no decision flips back within this many periods */
 	uint64_t migrate_rate_mb_s;	    /* global page migration rate */
 	uint64_t max_migrate_mb_per_scan;   /* per task and scan */
-	unsigned migrate_threads;	    /* move_pages calls in flight at once */
+	unsigned migrate_threads;	    /* move_pages calls in flight at once on one task */
+	unsigned migrate_tasks;		    /* tasks whose pages move at once */
 	enum np_affinity_mode affinity;
 	enum np_thread_homes_mode thread_homes;
 	enum np_kernel_balancing_mode kernel_balancing;

@@ -116,14 +116,16 @@ struct np_engine {
 	bool denied_logged; /* the first permission failure was explained */
 
 	/* Moves off the loop (np_engine_params.moves_off_loop): what the
-	 * engine keeps of the one whose calls run now, beside what the
-	 * actuator knows of it (task, target: np_actuator_moving). */
+	 * engine keeps of each whose calls run now, beside what the actuator
+	 * knows of it (task, target: np_actuator_moving). */
 	bool moves_off_loop;
 	/* Thread homes may be set: the configuration asks for them, and
 	 * the kernel keeps soft-dirty bits (probed once, live only). */
 	bool thread_homes;
 	bool thread_homes_logged; /* a sample refused was explained */
-	struct {
+	struct engine_move {
+		int pid; /* 0: a free slot */
+		uint64_t start_ticks;
 		char comm[NP_COMM_MAX];
 		bool narrowed;	/* its threads got the home's mask with it */
 		bool threads;	/* its threads' own memory, each to its node */
@@ -131,8 +133,7 @@ struct np_engine {
 		/* The policy's next history, committed when the move has
 		 * moved pages: as a tick commits a move made in it. */
 		struct np_policy_history next;
-	} moving;
-	unsigned movers_wanted; /* a reload's migrate_threads, set when it ends; 0: none */
+	} moving[NP_MOVES_MAX];
 
 	bool (*should_stop)(void *data);
 	void *stop_data;
@@ -157,15 +158,34 @@ static int read_details(void *data, unsigned index)
 	return np_task_read_details(engine->ctx, &engine->planned->tasks[index]);
 }
 
-/* The task whose pages move off the loop now. */
+/* A task whose pages move off the loop now. */
 static bool moving_task(void *data, const struct np_task *task)
 {
 	const struct np_engine *engine = data;
-	uint64_t start_ticks;
-	int pid;
 
-	return np_actuator_moving(engine->act, &pid, &start_ticks, NULL) && task->pid == pid &&
-	       task->start_ticks == start_ticks;
+	return np_actuator_task_moving(engine->act, task->pid, task->start_ticks);
+}
+
+/* What the engine keeps of the move of @task started off the loop: the
+ * slot it has, or a free one for it (the actuator runs no more moves than
+ * there are slots). */
+static struct engine_move *move_slot(struct np_engine *engine, const struct np_task *task)
+{
+	struct engine_move *free_slot = NULL;
+
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
+		struct engine_move *m = &engine->moving[i];
+
+		if (m->pid == task->pid && m->start_ticks == task->start_ticks)
+			return m;
+		if (!m->pid && !free_slot)
+			free_slot = m;
+	}
+	if (free_slot) {
+		*free_slot = (struct engine_move){.pid = task->pid, .start_ticks = task->start_ticks};
+		memcpy(free_slot->comm, task->comm, sizeof(free_slot->comm));
+	}
+	return free_slot;
 }
 
 /* A record stands in as unchanged for at most this many
@@ -387,6 +407,7 @@ int np_engine_new(const struct np_engine_params *params, const struct np_config 
 	np_actuator_params_init(&aparams);
 	aparams.migrate_rate_mb_s = engine->cfg.migrate_rate_mb_s;
 	aparams.movers = engine->cfg.migrate_threads;
+	aparams.moves = engine->cfg.migrate_tasks;
 	aparams.should_stop = params->should_stop;
 	aparams.stop_data = params->stop_data;
 	err = engine->dry_run
@@ -470,11 +491,9 @@ int np_engine_set_config(struct np_engine *engine, const struct np_config *cfg)
 	 * it may refill the bucket, or SIGHUPs would lift the limit. */
 	if (copy.migrate_rate_mb_s != engine->cfg.migrate_rate_mb_s)
 		np_actuator_set_rate(engine->act, copy.migrate_rate_mb_s);
-	/* The movers of a move in flight are its own until it ends. */
-	if (np_actuator_moving(engine->act, NULL, NULL, NULL))
-		engine->movers_wanted = copy.migrate_threads;
-	else
-		set_movers(engine, copy.migrate_threads);
+	/* The moves in flight keep their movers until they end. */
+	set_movers(engine, copy.migrate_threads);
+	np_actuator_set_moves(engine->act, copy.migrate_tasks);
 	np_config_free(&engine->cfg);
 	engine->cfg = copy;
 	np_task_source_set_resync(engine->src, copy.scan_period_max_ms);
@@ -514,8 +533,8 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 {
 	unsigned done = 0, failed = 0;
 
-	/* Its pages first: the stop ends its calls at the next batch. */
-	np_engine_finish_move(engine);
+	/* Their pages first: the stop ends the calls at the next batch. */
+	np_engine_finish_moves(engine, true);
 
 	for (unsigned i = 0; i < engine->states.nr; i++) {
 		struct np_task_state *st = &engine->states.v[i];
@@ -1795,7 +1814,7 @@ static enum np_snap_outcome move_ended(struct np_task_state *st, int target_node
 
 /* The pages' part, and what came of both. Fills e->outcome and
  * e->moved_bytes. Off the loop, a move whose calls run on is "started":
- * np_engine_finish_move() says what came of it. */
+ * np_engine_finish_moves() says what came of it. */
 static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct np_task_state *st,
 		      struct acting *ac)
 {
@@ -1815,10 +1834,13 @@ static void act_pages(struct np_engine *engine, struct np_snap_task *e, struct n
 						   a->target_node, a->move_bytes, &res);
 		/* 1: the calls run on the actuator's thread. */
 		if (err == 1) {
+			struct engine_move *m = move_slot(engine, &e->task);
+
 			ac->off_loop = true;
-			memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
-			engine->moving.narrowed = ac->narrowed > 0;
-			engine->moving.threads = false;
+			if (m) {
+				m->narrowed = ac->narrowed > 0;
+				m->threads = false;
+			}
 		} else {
 			log_move(engine, &e->task, a->target_node, &res, err,
 				 denied_total(engine) > denied);
@@ -1856,15 +1878,12 @@ int np_engine_move_fd(const struct np_engine *engine)
 	return engine->moves_off_loop ? np_actuator_move_fd(engine->act) : -1;
 }
 
-bool np_engine_move_ended(const struct np_engine *engine)
-{
-	return np_actuator_move_ended(engine->act);
-}
-
-int np_engine_finish_move(struct np_engine *engine)
+/* End the move np_actuator_moving() names, waiting for its calls. */
+static int finish_move(struct np_engine *engine)
 {
 	enum np_snap_outcome outcome;
 	struct np_task_state *st;
+	struct engine_move *m, none = {0};
 	struct np_move_result res;
 	struct np_task task = {0};
 	uint64_t denied;
@@ -1873,22 +1892,26 @@ int np_engine_finish_move(struct np_engine *engine)
 
 	if (!np_actuator_moving(engine->act, &task.pid, &task.start_ticks, &target))
 		return 0;
-	memcpy(task.comm, engine->moving.comm, sizeof(task.comm));
+	m = move_slot(engine, &task);
+	if (!m)
+		m = &none; /* not reached: a slot for every move */
+	memcpy(task.comm, m->comm, sizeof(task.comm));
 	/* NULL when the task left the list meanwhile: the actuator checks
 	 * it through a pidfd of its own. */
 	st = np_state_table_find(&engine->states, task.pid, task.start_ticks);
 	denied = denied_total(engine);
-	err = np_actuator_move_finish(engine->act, st ? &st->act : NULL, &res);
+	err = np_actuator_move_finish(engine->act, task.pid, task.start_ticks, st ? &st->act : NULL,
+				      &res);
 	log_move(engine, &task, target, &res, err, denied_total(engine) > denied);
 	outcome = err == -EAGAIN ? NP_SNAP_DEFERRED : err ? NP_SNAP_FAILED : NP_SNAP_DONE;
-	if (engine->moving.threads) {
+	if (m->threads) {
 		/* Thread homes keep their own account; no policy history. */
 		if (st && st->th) {
 			st->th->moved_bytes += res.bytes_moved;
 			th_move_ended(st->th, err, &res);
 		}
 	} else if (st && !err) {
-		outcome = move_ended(st, target, res.bytes_moved, engine->moving.narrowed, &first);
+		outcome = move_ended(st, target, res.bytes_moved, m->narrowed, &first);
 		if (outcome == NP_SNAP_NO_EFFECT)
 			np_log(
 			    engine->ctx, first ? LOG_NOTICE : LOG_DEBUG,
@@ -1898,11 +1921,11 @@ int np_engine_finish_move(struct np_engine *engine)
 	/* Pages moved: the move is made, and recorded as a tick records
 	 * one made in it (threads narrowed with it were recorded at its
 	 * start). Without memory for it the history before stays. */
-	if (st && !err && res.bytes_moved && !engine->moving.threads) {
+	if (st && !err && res.bytes_moved && !m->threads) {
 		if (!st->hist)
 			st->hist = malloc(sizeof(*st->hist));
 		if (st->hist)
-			*st->hist = engine->moving.next;
+			*st->hist = m->next;
 	}
 	/* The task is not looked at while its pages move (the scheduler's
 	 * "migrating"), so its last look is the one that started the move. */
@@ -1911,17 +1934,27 @@ int np_engine_finish_move(struct np_engine *engine)
 		struct np_snap_acted *la = &live->last_action;
 
 		live->moved_bytes += res.bytes_moved;
-		if (live->acted && la->outcome == NP_SNAP_STARTED &&
-		    la->at_ms == engine->moving.at_ms) {
+		if (live->acted && la->outcome == NP_SNAP_STARTED && la->at_ms == m->at_ms) {
 			la->moved_bytes += res.bytes_moved;
 			la->outcome = outcome;
 		}
 	}
-	if (engine->movers_wanted) {
-		set_movers(engine, engine->movers_wanted);
-		engine->movers_wanted = 0;
-	}
+	m->pid = 0;
 	return err;
+}
+
+int np_engine_finish_moves(struct np_engine *engine, bool wait)
+{
+	int first = 0;
+
+	while (wait ? np_actuator_moving(engine->act, NULL, NULL, NULL)
+		    : np_actuator_move_ended(engine->act)) {
+		int err = finish_move(engine);
+
+		if (!first)
+			first = err;
+	}
+	return first;
 }
 
 /* What the look means for the task's scan period. */
@@ -2201,11 +2234,14 @@ static void th_move(struct np_engine *engine, struct tick *t, struct np_snap_tas
 					   th->nr_areas, engine->cfg.max_migrate_mb_per_scan << 20,
 					   &res);
 	if (err == 1) {
-		/* The areas stay until it ends (np_engine_finish_move). */
-		memcpy(engine->moving.comm, e->task.comm, sizeof(engine->moving.comm));
-		engine->moving.narrowed = false;
-		engine->moving.threads = true;
-		engine->moving.at_ms = t->now_ms;
+		/* The areas stay until it ends (np_engine_finish_moves). */
+		struct engine_move *m = move_slot(engine, &e->task);
+
+		if (m) {
+			m->narrowed = false;
+			m->threads = true;
+			m->at_ms = t->now_ms;
+		}
 		e->outcome = NP_SNAP_STARTED;
 		return;
 	}
@@ -2304,7 +2340,7 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 	/* A move of areas needs the VMAs of a numa_maps read: after a
 	 * sampled look, at the next (must_read). */
 	if (st->th && st->th->nr_areas && engine->moves_off_loop && e->mem.nr_vmas &&
-	    !np_actuator_moving(engine->act, NULL, NULL, NULL))
+	    np_actuator_move_room(engine->act))
 		th_move(engine, t, e, st);
 	return step != NP_TH_WAITING || (st->th && st->th->nr_areas);
 }
@@ -2430,8 +2466,12 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		made = e->outcome == NP_SNAP_DONE ||
 		       (acting[i].started && !acting[i].err && acting[i].narrowed);
 		if (acting[i].off_loop) {
-			engine->moving.next = next[i];
-			engine->moving.at_ms = t->now_ms;
+			struct engine_move *slot = move_slot(engine, &e->task);
+
+			if (slot) {
+				slot->next = next[i];
+				slot->at_ms = t->now_ms;
+			}
 		}
 		if ((a->kind != NP_ACTION_MOVE && a->kind != NP_ACTION_SPREAD) || made) {
 			if (!st->hist && !(st->hist = malloc(sizeof(*st->hist)))) {
@@ -2560,8 +2600,7 @@ static int run_tick(struct np_engine *engine, const struct tick_opts *opts,
 	np_actuator_clear_records(engine->act);
 	/* A move whose calls ended is counted before this tick decides: its
 	 * pages are where the tick will see them. */
-	if (np_engine_move_ended(engine))
-		np_engine_finish_move(engine);
+	np_engine_finish_moves(engine, false);
 	err = observe(engine, &t);
 	c1 = cpu_now_ns(timed);
 	if (!err)

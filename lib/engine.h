@@ -92,20 +92,17 @@ int np_engine_take_task_events(struct np_engine *engine);
  * polling its fd, which this closes): every tick lists /proc. */
 void np_engine_stop_task_events(struct np_engine *engine);
 
-/* With moves off the loop: an fd readable once the calls of the move in
- * flight are done, when np_engine_finish_move() is due; -1 otherwise. */
+/* With moves off the loop: an fd readable once the calls of a move in
+ * flight are done, when np_engine_finish_moves() is due; -1 otherwise. */
 int np_engine_move_fd(const struct np_engine *engine);
 
-/* End the move in flight, waiting for its calls (a stop ends them at the
- * next batch): its pages counted for its task, the result logged, a move
- * that moved nothing backed off from. A tick that finds the calls done
- * ends it itself, and so does np_engine_give_back_all(). Returns 0 with no
- * move in flight, else as np_actuator_move_finish(). */
-int np_engine_finish_move(struct np_engine *engine);
-
-/* Whether a move is in flight and its calls are done: finishing it will
- * not wait. */
-bool np_engine_move_ended(const struct np_engine *engine);
+/* End the moves in flight whose calls are done, or with @wait every move
+ * in flight, waiting for its calls (a stop ends them at the next batch):
+ * each one's pages counted for its task, the result logged, a move that
+ * moved nothing backed off from. A tick ends those whose calls are done
+ * itself, and np_engine_give_back_all() ends them all. Returns 0, or the
+ * first error of np_actuator_move_finish(). */
+int np_engine_finish_moves(struct np_engine *engine, bool wait);
 
 /* Run one cycle. With @snapshot, also hand back the tasks read this tick,
  * with what was decided and done (free with np_snapshot_free). Returns 0 or

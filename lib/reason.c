@@ -59,7 +59,7 @@ static const struct np_reason_info table[NP_REASON_COUNT] = {
     [NP_REASON_AFFINITY_EMPTY] = {"affinity-empty", "affinity_empty",
 				  "a thread may use no CPU of the target node"},
     [NP_REASON_MOVING_OTHER] = {"migration-busy", "migration_busy",
-				"pages of another task are being moved: one move at a time"},
+				"as many tasks' pages are being moved as migrate_tasks allows"},
 };
 
 static const struct np_reason_info unknown = {"unknown", "unknown", "unknown reason"};

@@ -1697,7 +1697,7 @@ static void test_affinity_exit_during_set(void)
 }
 
 /* A move off the caller's thread: start returns while the calls run, a
- * second start waits its turn, the fd says when the calls are done, and
+ * second start of the same task waits its turn, the fd says when the calls are done, and
  * finishing accounts every page as a move made in place would; a task
  * whose state the caller let go is finished all the same. */
 static void test_move_off_thread(void)
@@ -1723,7 +1723,7 @@ static void test_move_off_thread(void)
 	params.movers = 2;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	CHECK_INT(np_actuator_move_fd(act) >= 0, 1);
-	CHECK_INT(np_actuator_move_finish(act, NULL, &res), -ENOENT);
+	CHECK_INT(np_actuator_move_finish(act, 1, 0, NULL, &res), -ENOENT);
 	for (int keep_state = 1; keep_state >= 0; keep_state--) {
 		struct np_act_task at;
 		uintptr_t addr = 0;
@@ -1758,7 +1758,9 @@ static void test_move_off_thread(void)
 		CHECK(np_actuator_move_ended(act));
 		if (!keep_state)
 			np_act_task_release(&at);
-		CHECK_INT(np_actuator_move_finish(act, keep_state ? &at : NULL, &res), 0);
+		CHECK_INT(np_actuator_move_finish(act, task.pid, task.start_ticks,
+						  keep_state ? &at : NULL, &res),
+			  0);
 		CHECK(!np_actuator_moving(act, NULL, NULL, NULL));
 		CHECK_U64(atomic_load(&pk.region_pages), 4000);
 		CHECK_U64(res.pages_moved, atomic_load(&pk.pages));
@@ -1768,6 +1770,91 @@ static void test_move_off_thread(void)
 		CHECK_INT(poll(&pfd, 1, 0), 0);
 		np_act_task_release(&at);
 		reap(child);
+	}
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
+/* Moves of different tasks at once, each with its own movers: two in
+ * flight together (more calls in flight than one move's movers), a third
+ * task waits its turn, and each is finished by its own task; with one
+ * move at a time, the second task waits. */
+static void test_moves_at_once(void)
+{
+	static struct parallel_kernel pk;
+	struct np_actuator_sys sys = fake_sys;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task[3];
+	struct np_act_task at[3];
+	int child[3];
+	uintptr_t addr[3] = {0};
+
+	sys.move_pages = parallel_move_pages;
+	sys.data = &pk;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.sys = &sys;
+	params.batch_pages = 64;
+	params.movers = 2;
+	params.moves = 2;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	memset(&pk, 0, sizeof(pk));
+	virtual_ns = 12000 * SEC;
+	for (int i = 0; i < 3; i++) {
+		child[i] = spawn_region_child(4000, 1, &addr[i]);
+		CHECK(child[i] > 0);
+		if (child[i] <= 0)
+			return;
+		live_task(&task[i], child[i]);
+		np_act_task_init(&at[i]);
+	}
+	for (int round = 0; round < 2; round++) {
+		uint64_t busy = np_stats_skips(stats, NP_REASON_MOVING_OTHER);
+		int started = 0;
+
+		atomic_store(&pk.most_in_flight, 0);
+		for (int i = 0; i < 3; i++) {
+			struct np_task_memory mem;
+			uint64_t bytes_read = 0;
+			int err;
+
+			CHECK_INT(read_memory(mem_ctx, &task[i], &mem, &bytes_read), 0);
+			err = np_actuator_move_start(act, &at[i], &task[i], &mem, FAKE_NODE, 0,
+						     &res);
+			np_task_memory_clear(&mem);
+			/* Two at once in the first round, one in the second. */
+			CHECK_INT(err, i < (round ? 1 : 2) ? 1 : -EBUSY);
+			started += err == 1;
+		}
+		CHECK_U64(np_stats_skips(stats, NP_REASON_MOVING_OTHER), busy + 3 - started);
+		CHECK(!np_actuator_move_room(act));
+		CHECK(np_actuator_task_moving(act, task[0].pid, task[0].start_ticks));
+		CHECK(np_actuator_task_moving(act, task[1].pid, task[1].start_ticks) == !round);
+		CHECK(!np_actuator_task_moving(act, task[2].pid, task[2].start_ticks));
+		for (int i = 0; i < started; i++) {
+			CHECK_INT(np_actuator_move_finish(act, task[i].pid, task[i].start_ticks, &at[i],
+							  &res),
+				  0);
+			/* Its region and the rest of the child's pages. */
+			CHECK(res.pages_moved >= 4000);
+		}
+		CHECK(!np_actuator_moving(act, NULL, NULL, NULL));
+		CHECK(np_actuator_move_room(act));
+		/* Each move has two movers: more in flight, both ran at once. */
+		if (!round)
+			CHECK(atomic_load(&pk.most_in_flight) > 2);
+		else
+			CHECK(atomic_load(&pk.most_in_flight) <= 2);
+		np_actuator_set_moves(act, 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		np_act_task_release(&at[i]);
+		reap(child[i]);
 	}
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
@@ -1824,7 +1911,7 @@ static void test_move_areas(void)
 		CHECK_INT(target, -1);
 		pfd = (struct pollfd){.fd = np_actuator_move_fd(act), .events = POLLIN};
 		CHECK_INT(poll(&pfd, 1, 10000), 1);
-		CHECK_INT(np_actuator_move_finish(act, &at, &res), 0);
+		CHECK_INT(np_actuator_move_finish(act, task.pid, task.start_ticks, &at, &res), 0);
 		CHECK_U64(fake.watched_to[FAKE_NODE], 1000);
 		CHECK_U64(fake.watched_to[2], 1000);
 		CHECK_U64(fake.watched_to[0] + fake.watched_to[1], 0);
@@ -1863,6 +1950,7 @@ int main(void)
 	test_stop_hook();
 	test_movers();
 	test_move_off_thread();
+	test_moves_at_once();
 	test_move_areas();
 	np_memory_reader_free(mem_reader);
 	return check_done();

@@ -86,6 +86,7 @@ static void test_every_key(void)
 			   "migrate_rate_mb_s = 65536\n"
 			   "max_migrate_mb_per_scan = 1\n"
 			   "migrate_threads = 8\n"
+			   "migrate_tasks = 3\n"
 			   "affinity = node\n"
 			   "kernel_balancing = ignore\n"
 			   "include_comm = postgres java*\n"
@@ -115,6 +116,7 @@ static void test_every_key(void)
 	CHECK_U64(cfg.migrate_rate_mb_s, 65536);
 	CHECK_U64(cfg.max_migrate_mb_per_scan, 1);
 	CHECK_INT(cfg.migrate_threads, 8);
+	CHECK_INT(cfg.migrate_tasks, 3);
 	CHECK_INT(cfg.affinity, NP_AFFINITY_UNPINNED);
 	CHECK_INT(cfg.kernel_balancing, NP_KBAL_IGNORE);
 	CHECK_INT(cfg.include_comm.n, 2);
@@ -601,7 +603,7 @@ static void test_shipped_defaults(void)
 	for (const char *c = written; *c; c++)
 		nr_keys += *c == '\n';
 	CHECK_INT(nr_shown, nr_keys);
-	CHECK_INT(nr_keys, 24);
+	CHECK_INT(nr_keys, 25);
 	free(written);
 	free(text);
 	np_config_errors_free(&errs);
