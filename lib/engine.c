@@ -2145,10 +2145,29 @@ static bool spread_by_plan(const struct np_action *a)
 	return a->kind == NP_ACTION_KEEP && a->planned && a->plan_reason == NP_PLAN_SPREAD;
 }
 
-/* Each node's CPUs and the load the plan counts there, but for the tasks
- * with thread homes, which the plan counts where their threads ran at
- * their last look (a moment before some were narrowed, or as the kernel
- * moved them about): th_look adds the homes of those, exactly. NULL
+/* Of what the plan counts for @st (its demand where its threads ran at
+ * its last look), the share th_look places itself: all of it while a
+ * sample of its threads runs (they are about to be homed), else what its
+ * homed threads kept busy, at most its demand. A task refused its
+ * samples, or with no thread homed, stays where it was measured. */
+static double homed_demand(const struct np_task_state *st)
+{
+	double homed = 0;
+
+	if (!st->th)
+		return 0;
+	if (st->th->sampling)
+		return st->memo.demand;
+	for (unsigned j = 0; j < st->th->nr; j++)
+		homed += st->th->v[j].busy;
+	return homed < st->memo.demand ? homed : st->memo.demand;
+}
+
+/* Each node's CPUs and the load the plan counts there, but for the
+ * threads with homes, which the plan counts where they ran at their
+ * task's last look (a moment before some were narrowed, or as the kernel
+ * moved them about): th_look adds those where they are homed, exactly.
+ * What else runs stays as measured, a task refused its samples too. NULL
  * without memory. */
 static struct np_th_node *th_nodes(const struct np_engine *engine, const struct tick *t)
 {
@@ -2164,10 +2183,13 @@ static struct np_th_node *th_nodes(const struct np_engine *engine, const struct 
 	for (unsigned k = 0; nodes && k < engine->states.nr; k++) {
 		const struct np_task_state *st = &engine->states.v[k];
 
+		double homed;
+
 		if (!st->th || !st->memo.runs || st->memo.nr_nodes != topo->nr_nodes)
 			continue;
+		homed = homed_demand(st);
 		for (unsigned i = 0; i < topo->nr_nodes; i++) {
-			nodes[i].load -= st->memo.demand * st->memo.runs[i];
+			nodes[i].load -= homed * st->memo.runs[i];
 			if (nodes[i].load < 0)
 				nodes[i].load = 0;
 		}
@@ -2293,6 +2315,12 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 
 		np_bitmap_and(&cpus, &node->cpus, before);
 		mine[i] = nodes[i];
+		/* Everything but the task: its threads without a home too. */
+		if (st->memo.runs && st->memo.nr_nodes == topo->nr_nodes) {
+			mine[i].load -= (st->memo.demand - homed_demand(st)) * st->memo.runs[i];
+			if (mine[i].load < 0)
+				mine[i].load = 0;
+		}
 		mine[i].load += reserved[i];
 		mine[i].homed = reserved[i];
 		mine[i].cpus = node->mem_total && np_task_may_use_node(&e->task, node->id)
@@ -2397,7 +2425,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		note_launch(st, &e->task, t->list->ticks_per_s, t->now_ms);
 		/* Its threads' homes are the daemon's, not its user's pins. */
 		if (st->th)
-			np_thread_homes_check(&env, st->th, &e->task);
+			np_thread_homes_check(&env, st->th, &st->act, &e->task);
 		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
 				       st);
 	}

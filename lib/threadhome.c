@@ -121,14 +121,15 @@ int np_th_handed_note(struct np_th_handed **hp, const struct np_thread_homes *th
 			return -ENOMEM;
 		h->before = th->before;
 		*hp = h;
-	} else if (!np_bitmap_equal(&h->before, &th->before)) {
-		h->before = th->before;
-		h->nr = 0;
 	}
 	masks = realloc(h->masks, (h->nr + th->nr + 1) * sizeof(*masks));
 	if (!masks)
 		return -ENOMEM;
 	h->masks = masks;
+	if (!np_bitmap_equal(&h->before, &th->before)) {
+		h->before = th->before;
+		h->nr = 0;
+	}
 	for (unsigned i = 0; i < th->nr; i++)
 		if (!np_th_handed_find(h, &th->v[i].cpus))
 			h->masks[h->nr++] = th->v[i].cpus;
@@ -167,31 +168,6 @@ const struct np_thread_home *np_thread_homes_find(const struct np_thread_homes *
  * too, without CAP_IPC_LOCK. */
 #define SAMPLE_THREADS_MAX 64
 #define SAMPLE_RING_KIB_ALL 2048
-
-unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
-			       struct np_task *task)
-{
-	unsigned kept = 0;
-
-	if (!th)
-		return 0;
-	for (unsigned i = 0; i < th->nr; i++) {
-		struct np_bitmap now;
-		int err = np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now);
-
-		/* Gone, or someone else's mask now: forgotten. A read that
-		 * failed otherwise keeps it. */
-		if (err == -ESRCH || (!err && !np_bitmap_equal(&now, &th->v[i].cpus)))
-			continue;
-		th->v[kept++] = th->v[i];
-	}
-	th->nr = kept;
-	if (kept && task->has_details) {
-		task->cpus_allowed = th->before;
-		task->thread_masks_differ = false;
-	}
-	return kept;
-}
 
 static int by_ticks_desc(const void *a, const void *b)
 {
@@ -260,8 +236,9 @@ static int sampled_index(const struct np_thread_homes *th, int tid)
 }
 
 /*
- * Give back the mask from before to every thread of @task still on
- * @home's mask (threads it started since have that mask too). Returns 0
+ * Give back the mask from before to @home's thread and every thread of
+ * @task on its mask that has no home of its own (threads it started since
+ * have that mask too). Returns 0
  * when that is done (or the task or thread is gone, or has a mask of
  * someone else's), -EAGAIN when it must be tried again; *@restored, when
  * given, grows by the threads given back.
@@ -277,10 +254,12 @@ static int give_back_one(const struct np_th_env *env, struct np_act_task *at,
 
 	if (!others)
 		return -EAGAIN;
-	/* A thread homed elsewhere whose mask is this home's now was given
-	 * it by someone else: that is theirs. */
+	/* The other homed threads keep their masks: one homed on the same
+	 * node has this very mask and stays; one homed elsewhere whose mask
+	 * is this home's now was given it by someone else, and it is theirs.
+	 * (A whole give-back reaches each home in turn.) */
 	for (unsigned i = 0; i < th->nr; i++)
-		if (!np_bitmap_equal(&th->v[i].cpus, &home->cpus))
+		if (th->v[i].tid != home->tid)
 			others[nr++] = th->v[i].tid;
 	/* A give-back does not wait out a backoff a move started. */
 	np_backoff_succeeded(&at->backoff);
@@ -293,6 +272,41 @@ static int give_back_one(const struct np_th_env *env, struct np_act_task *at,
 		err = -EAGAIN;
 	np_affinity_result_clear(&res);
 	return err && err != -ESRCH ? -EAGAIN : 0;
+}
+
+unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
+			       struct np_act_task *at, struct np_task *task)
+{
+	struct np_thread_home *gone;
+	unsigned kept = 0, nr_gone = 0;
+
+	if (!th)
+		return 0;
+	gone = malloc((th->nr ? th->nr : 1) * sizeof(*gone));
+	for (unsigned i = 0; i < th->nr; i++) {
+		struct np_bitmap now;
+		int err = np_actuator_thread_cpus(env->act, task->pid, th->v[i].tid, &now);
+
+		/* Gone, or someone else's mask now: forgotten. A read that
+		 * failed otherwise keeps it. */
+		if (err == -ESRCH || (!err && !np_bitmap_equal(&now, &th->v[i].cpus))) {
+			if (err == -ESRCH && gone)
+				gone[nr_gone++] = th->v[i];
+			continue;
+		}
+		th->v[kept++] = th->v[i];
+	}
+	th->nr = kept;
+	/* What a gone one started still has its mask; the homes left keep
+	 * theirs (one on the same node has that very mask). */
+	for (unsigned i = 0; i < nr_gone; i++)
+		give_back_one(env, at, task, th, &gone[i], NULL);
+	free(gone);
+	if (kept && task->has_details) {
+		task->cpus_allowed = th->before;
+		task->thread_masks_differ = false;
+	}
+	return kept;
 }
 
 /* Narrow thread @t to node @idx's CPUs (within th->before), from the mask
@@ -323,6 +337,7 @@ static int narrow_to(const struct np_th_env *env, struct np_thread_homes *th,
 			if (!v) {
 				err = -ENOMEM;
 				/* Set and not recorded would never be given back. */
+				np_affinity_result_clear(&res);
 				np_actuator_set_threads_affinity(env->act, at, task, &tid, 1, false, &cpus,
 								 &th->before, &res);
 			} else {

@@ -135,13 +135,15 @@ struct np_th_env {
 /*
  * Before the policy looks at @task (its details read): forget the homes
  * of threads gone, or whose mask is no longer the one set (someone else
- * chose it: it is theirs). When homes are left, @task reads as its threads
- * did before them (cpus_allowed the mask they had, no thread mask of its
- * own), which is how the policy sees a task nobody pinned. Returns the
- * homes left.
+ * chose it: it is theirs). The threads a gone one started, which still
+ * have its home's mask and no home of their own, get the mask from before
+ * (once: a failure leaves them). When homes are left, @task reads as its
+ * threads did before them (cpus_allowed the mask they had, no thread mask
+ * of its own), which is how the policy sees a task nobody pinned. Returns
+ * the homes left.
  */
 unsigned np_thread_homes_check(const struct np_th_env *env, struct np_thread_homes *th,
-			       struct np_task *task);
+			       struct np_act_task *at, struct np_task *task);
 
 /* What a look did. */
 enum np_th_step {

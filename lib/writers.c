@@ -169,12 +169,13 @@ struct writer_thread {
 };
 
 struct np_writers {
+	int pid;
 	struct writer_thread *t;
 	unsigned nr;
 	size_t page_size, ring_len, map_len;
 };
 
-static int open_thread(int tid, size_t map_len, struct writer_thread *out)
+static int open_thread(int tid, size_t ring_len, size_t map_len, struct writer_thread *out)
 {
 	struct perf_event_attr attr = {
 	    .type = PERF_TYPE_SOFTWARE,
@@ -187,7 +188,7 @@ static int open_thread(int tid, size_t map_len, struct writer_thread *out)
 	    .exclude_hv = 1,
 	    /* Nobody waits on the fd. */
 	    .watermark = 1,
-	    .wakeup_watermark = (uint32_t)(map_len / 2),
+	    .wakeup_watermark = (uint32_t)(ring_len / 2),
 	};
 
 	out->tid = tid;
@@ -211,13 +212,14 @@ int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, 
 		free(w);
 		return -ENOMEM;
 	}
+	w->pid = pid;
 	w->page_size = (size_t)page;
 	w->ring_len = w->page_size;
 	while (w->ring_len < (size_t)ring_kib << 10)
 		w->ring_len *= 2;
 	w->map_len = w->page_size + w->ring_len;
 	for (unsigned i = 0; i < nr; i++) {
-		err = open_thread(tids[i], w->map_len, &w->t[w->nr]);
+		err = open_thread(tids[i], w->ring_len, w->map_len, &w->t[w->nr]);
 		if (err == -ESRCH) {
 			err = 0; /* exited since it was listed */
 			continue;
@@ -241,6 +243,7 @@ int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, 
 }
 
 struct collecting {
+	int pid;
 	struct np_write_sample *s;
 	size_t n, cap;
 	bool failed;
@@ -252,6 +255,10 @@ static void on_write(void *data, const void *body)
 	struct sample_tid_addr rec;
 
 	memcpy(&rec, body, sizeof(rec));
+	/* A thread id listed that ended and was taken by another process's
+	 * thread before its event opened: not this task's address space. */
+	if (rec.pid != (uint32_t)c->pid)
+		return;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
 		struct np_write_sample *s = realloc(c->s, cap * sizeof(*s));
@@ -270,7 +277,7 @@ static void on_write(void *data, const void *body)
 int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t *n,
 		       unsigned *overflowed)
 {
-	struct collecting c = {0};
+	struct collecting c = {.pid = w->pid};
 
 	*s = NULL;
 	*n = 0;

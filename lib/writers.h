@@ -20,7 +20,12 @@
  *
  * What it costs the task: one minor fault per page it writes after the
  * clear (one per 2 MiB for a transparent huge page), once; and a TLB flush
- * of its CPUs at the clear. Memory only read is not seen. A program that
+ * of its CPUs at the clear. The event counts every fault of the thread in
+ * user space, not writes alone: a first read of a page not yet present,
+ * a fault on a file mapping or a NUMA hinting fault (with the kernel's
+ * balancing on) count as its writes too; a read of a page present takes
+ * none. Writes the kernel makes for the task (read(2) into its buffer)
+ * fault in kernel mode and are not seen. A program that
  * tracks its own soft-dirty bits (CRIU's incremental dumps) would see
  * every page as clean after a clear: numaplaced.conf(5) has the setting
  * to turn this off. It needs a kernel with CONFIG_MEM_SOFT_DIRTY (probed

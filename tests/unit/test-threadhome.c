@@ -2,6 +2,9 @@
 #include "check.h"
 #include "threadhome.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -161,6 +164,72 @@ static void test_handed(void)
 	np_th_handed_free(NULL);
 }
 
+/* The check before a look: a homed thread gone is forgotten, and what it
+ * started (pid 100's main thread here, on its home's CPUs 2-3 and homed
+ * nowhere) gets the mask from before; thread 101, homed on the same node
+ * with that very mask, keeps it and its home. */
+static void test_check_gone(void)
+{
+	char root[] = "/tmp/np-th-check-XXXXXX", cmd[4300];
+	struct np_thread_home *v = calloc(2, sizeof(*v));
+	struct np_thread_homes *th = calloc(1, sizeof(*th));
+	const struct np_action_record *rec;
+	struct np_topology *topo = NULL;
+	struct np_stats *stats = NULL;
+	struct np_actuator *act = NULL;
+	struct np_ctx *ctx = NULL;
+	struct np_act_task at;
+	struct np_task task = {.pid = 100, .start_ticks = 100000};
+	unsigned nr = 0;
+
+	CHECK(v && th && mkdtemp(root));
+	if (!v || !th || !root[0])
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "cp -R '%s'/. '%s' && cd '%s/proc/100/task' && "
+		 "sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\tc/; "
+		 "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' 100/status 101/status",
+		 fixture("engine-2node"), root, root);
+	CHECK_INT(system(cmd), 0);
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_topology_read(ctx, &topo), 0);
+	CHECK_INT(np_stats_new(topo, &stats), 0);
+	CHECK_INT(np_actuator_new_dry(ctx, stats, NULL, &act), 0);
+	if (act) {
+		struct np_th_env env = {ctx, act, topo, 5000, 100};
+
+		snprintf(task.comm, sizeof(task.comm), "hog");
+		np_act_task_init(&at);
+		v[0] = (struct np_thread_home){.tid = 105, .node = 1, .cpus = cpus_of("2-3")};
+		v[1] = (struct np_thread_home){.tid = 101, .node = 1, .cpus = cpus_of("2-3")};
+		th->before = cpus_of("0-3");
+		th->v = v;
+		th->nr = 2;
+		v = NULL;
+		CHECK_INT(np_thread_homes_check(&env, th, &at, &task), 1);
+		CHECK_INT(th->nr, 1);
+		CHECK_INT(th->v[0].tid, 101);
+		rec = np_actuator_records(act, &nr);
+		CHECK_INT(nr, 1);
+		if (nr == 1) {
+			struct np_bitmap all = cpus_of("0-3");
+
+			CHECK_INT(rec[0].kind, NP_RECORD_AFFINITY);
+			CHECK_INT(rec[0].tid, 100);
+			CHECK(np_bitmap_equal(&rec[0].cpus, &all));
+		}
+		np_act_task_release(&at);
+	}
+	np_thread_homes_free(th);
+	free(v);
+	np_actuator_free(act);
+	np_stats_free(stats);
+	np_topology_free(topo);
+	np_ctx_free(ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK_INT(system(cmd), 0);
+}
+
 int main(void)
 {
 	test_compete_4node();
@@ -169,5 +238,6 @@ int main(void)
 	test_room();
 	test_no_room_homed();
 	test_handed();
+	test_check_gone();
 	return check_done();
 }
