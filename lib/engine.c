@@ -2328,6 +2328,14 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 				   : 0;
 	}
 	err = np_thread_homes_look(&env, &st->th, &st->act, &e->task, mine, &step);
+	/* The masks its homes set, for what its threads start: also those of
+	 * a look that failed part way (some threads narrowed). */
+	if ((step == NP_TH_SET || err) && st->th && st->th->nr &&
+	    np_th_handed_note(&st->th_handed, st->th))
+		np_log(engine->ctx, LOG_WARNING,
+		       "pid %d (%s): out of memory noting its threads' masks: what they start "
+		       "may keep them",
+		       e->task.pid, e->task.comm);
 	/* The homes it set count for the tasks after it in this tick as
 	 * others' homes (reserved): @nodes stays as it was. */
 	free(mine);
@@ -2352,11 +2360,6 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 			engine->thread_homes = false;
 		return false;
 	}
-	if (step == NP_TH_SET && np_th_handed_note(&st->th_handed, st->th))
-		np_log(engine->ctx, LOG_WARNING,
-		       "pid %d (%s): out of memory noting its threads' masks: what they start "
-		       "may keep them",
-		       e->task.pid, e->task.comm);
 	if (step == NP_TH_SET)
 		np_log(engine->ctx, LOG_INFO,
 		       "pid %d (%s): %u thread%s homed; %llu MiB written by one thread alone, "
@@ -2460,8 +2463,17 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];
 
 		e->action = actions[i];
-		if (actions[i].kind == NP_ACTION_MOVE)
-			act_threads(engine, e, t->picked_state[i], &acting[i]);
+		if (actions[i].kind != NP_ACTION_MOVE)
+			continue;
+		/* Thread homes it could not give back above: a home of its own
+		 * waits for them (looked at again soon), or its main thread
+		 * would have two masks of the daemon's to give back. */
+		if (t->picked_state[i]->th) {
+			e->outcome = NP_SNAP_DEFERRED;
+			acting[i].busy = true;
+			continue;
+		}
+		act_threads(engine, e, t->picked_state[i], &acting[i]);
 	}
 	for (unsigned i = 0; !err && i < t->nr_picked; i++) {
 		struct np_snap_task *e = &snap->tasks[t->picked_entry[i]];

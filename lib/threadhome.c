@@ -510,8 +510,15 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		if (e && !err)
 			err = e;
 	}
-	if (!err)
+	if (!err) {
 		err = plan_areas(th, blocks, where, nr_blocks);
+	} else {
+		/* What an earlier sample left to move was planned for homes
+		 * that may have changed: nothing moves until the next. */
+		free(th->areas);
+		th->areas = NULL;
+		th->nr_areas = 0;
+	}
 	changed |= th->nr_areas > 0;
 	th->hold_ms = !changed && th->hold_ms ? th->hold_ms * 2 : NP_TH_HOLD_MS;
 	if (th->hold_ms > NP_TH_HOLD_MAX_MS)
@@ -583,18 +590,10 @@ int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_home
 	*restored = 0;
 	if (th && th->nr && !failed)
 		return -ENOMEM; /* all kept, to be tried again */
-	for (unsigned i = 0; th && i < th->nr; i++) {
-		unsigned j = 0;
-
-		/* One pass per mask covers every thread on it: a later home
-		 * of the same mask shares the first one's fate. */
-		while (j < i && !np_bitmap_equal(&th->v[j].cpus, &th->v[i].cpus))
-			j++;
-		if (j < i)
-			failed[i] = failed[j];
-		else
-			failed[i] = give_back_one(env, at, &task, th, &th->v[i], restored) != 0;
-	}
+	/* Each home in turn: a pass spares the other homes, those on the
+	 * same node (the same mask) included. */
+	for (unsigned i = 0; th && i < th->nr; i++)
+		failed[i] = give_back_one(env, at, &task, th, &th->v[i], restored) != 0;
 	for (unsigned i = 0; th && i < th->nr; i++) {
 		/* Kept, to be tried again: a mask set and forgotten would never
 		 * be given back. */

@@ -172,8 +172,12 @@ enum np_th_step {
  * (NP_TH_HOLD_MS, doubled up to NP_TH_HOLD_MAX_MS while samples change
  * nothing) another sample may change them. *@thp is created on the
  * first look. Returns 0, or -errno (a sample that could not start or be
- * read: -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM), *@step saying
- * what was done; after an error the next sample waits NP_TH_HOLD_MAX_MS.
+ * read: -EOPNOTSUPP, -EPERM, -EACCES; -ESRCH; -ENOMEM; a thread that
+ * could not be narrowed: -EAGAIN), *@step saying what was done. After a
+ * refusal (-EOPNOTSUPP, -EPERM, -EACCES) the next sample waits
+ * NP_TH_HOLD_MAX_MS; after a thread that could not be narrowed, the homes
+ * set stand (th->v) and the next sample waits th->hold_ms, with nothing
+ * to move; after the others the next look samples again.
  */
 int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **thp,
 			 struct np_act_task *at, const struct np_task *task,

@@ -164,70 +164,131 @@ static void test_handed(void)
 	np_th_handed_free(NULL);
 }
 
-/* The check before a look: a homed thread gone is forgotten, and what it
- * started (pid 100's main thread here, on its home's CPUs 2-3 and homed
- * nowhere) gets the mask from before; thread 101, homed on the same node
- * with that very mask, keeps it and its home. */
-static void test_check_gone(void)
-{
-	char root[] = "/tmp/np-th-check-XXXXXX", cmd[4300];
-	struct np_thread_home *v = calloc(2, sizeof(*v));
-	struct np_thread_homes *th = calloc(1, sizeof(*th));
-	const struct np_action_record *rec;
-	struct np_topology *topo = NULL;
-	struct np_stats *stats = NULL;
-	struct np_actuator *act = NULL;
-	struct np_ctx *ctx = NULL;
+/* A dry actuator on a copy of the engine-2node fixture whose pid 100 has
+ * both threads on CPUs 2-3, as homes on node 1 left them. */
+struct th_fixture {
+	char root[32];
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator *act;
+	struct np_ctx *ctx;
 	struct np_act_task at;
-	struct np_task task = {.pid = 100, .start_ticks = 100000};
-	unsigned nr = 0;
+	struct np_task task;
+	struct np_thread_homes *th;
+};
 
-	CHECK(v && th && mkdtemp(root));
-	if (!v || !th || !root[0])
-		return;
+static bool th_fixture_start(struct th_fixture *f)
+{
+	char cmd[4800];
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->root, sizeof(f->root), "/tmp/np-th-XXXXXX");
+	f->th = calloc(1, sizeof(*f->th));
+	CHECK(f->th && mkdtemp(f->root));
+	if (!f->th)
+		return false;
 	snprintf(cmd, sizeof(cmd),
 		 "cp -R '%s'/. '%s' && cd '%s/proc/100/task' && "
 		 "sed -i 's/^Cpus_allowed:.*/Cpus_allowed:\tc/; "
 		 "s/^Cpus_allowed_list:.*/Cpus_allowed_list:\t2-3/' 100/status 101/status",
-		 fixture("engine-2node"), root, root);
+		 fixture("engine-2node"), f->root, f->root);
 	CHECK_INT(system(cmd), 0);
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_topology_read(ctx, &topo), 0);
-	CHECK_INT(np_stats_new(topo, &stats), 0);
-	CHECK_INT(np_actuator_new_dry(ctx, stats, NULL, &act), 0);
-	if (act) {
-		struct np_th_env env = {ctx, act, topo, 5000, 100};
+	CHECK_INT(np_ctx_new(f->root, &f->ctx), 0);
+	CHECK_INT(np_topology_read(f->ctx, &f->topo), 0);
+	CHECK_INT(np_stats_new(f->topo, &f->stats), 0);
+	CHECK_INT(np_actuator_new_dry(f->ctx, f->stats, NULL, &f->act), 0);
+	np_act_task_init(&f->at);
+	f->task = (struct np_task){.pid = 100, .start_ticks = 100000};
+	snprintf(f->task.comm, sizeof(f->task.comm), "hog");
+	f->th->before = cpus_of("0-3");
+	return f->act != NULL;
+}
 
-		snprintf(task.comm, sizeof(task.comm), "hog");
-		np_act_task_init(&at);
-		v[0] = (struct np_thread_home){.tid = 105, .node = 1, .cpus = cpus_of("2-3")};
-		v[1] = (struct np_thread_home){.tid = 101, .node = 1, .cpus = cpus_of("2-3")};
-		th->before = cpus_of("0-3");
-		th->v = v;
-		th->nr = 2;
-		v = NULL;
-		CHECK_INT(np_thread_homes_check(&env, th, &at, &task), 1);
-		CHECK_INT(th->nr, 1);
-		CHECK_INT(th->v[0].tid, 101);
-		rec = np_actuator_records(act, &nr);
-		CHECK_INT(nr, 1);
-		if (nr == 1) {
-			struct np_bitmap all = cpus_of("0-3");
+/* Homes on node 1 for @nr threads of @tids. */
+static void th_fixture_homes(struct th_fixture *f, const int *tids, unsigned nr)
+{
+	f->th->v = calloc(nr, sizeof(*f->th->v));
+	CHECK(f->th->v != NULL);
+	for (unsigned i = 0; f->th->v && i < nr; i++)
+		f->th->v[f->th->nr++] =
+		    (struct np_thread_home){.tid = tids[i], .node = 1, .cpus = cpus_of("2-3")};
+}
 
-			CHECK_INT(rec[0].kind, NP_RECORD_AFFINITY);
-			CHECK_INT(rec[0].tid, 100);
-			CHECK(np_bitmap_equal(&rec[0].cpus, &all));
-		}
-		np_act_task_release(&at);
+/* The dry run's records: each an affinity of CPUs 0-3; their threads in
+ * @tids, as many as there are records. */
+static unsigned given_back(const struct th_fixture *f, int *tids, unsigned max)
+{
+	const struct np_action_record *rec;
+	struct np_bitmap all = cpus_of("0-3");
+	unsigned nr = 0;
+
+	rec = np_actuator_records(f->act, &nr);
+	for (unsigned i = 0; i < nr && i < max; i++) {
+		CHECK_INT(rec[i].kind, NP_RECORD_AFFINITY);
+		CHECK(np_bitmap_equal(&rec[i].cpus, &all));
+		tids[i] = rec[i].tid;
 	}
-	np_thread_homes_free(th);
-	free(v);
-	np_actuator_free(act);
-	np_stats_free(stats);
-	np_topology_free(topo);
-	np_ctx_free(ctx);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return nr;
+}
+
+static void th_fixture_end(struct th_fixture *f)
+{
+	char cmd[64];
+
+	np_act_task_release(&f->at);
+	np_thread_homes_free(f->th);
+	np_actuator_free(f->act);
+	np_stats_free(f->stats);
+	np_topology_free(f->topo);
+	np_ctx_free(f->ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
 	CHECK_INT(system(cmd), 0);
+}
+
+/* The check before a look: a homed thread gone (105) is forgotten, and
+ * what it started (the main thread here, on its home's CPUs and homed
+ * nowhere) gets the mask from before; thread 101, homed on the same node
+ * with that very mask, keeps it and its home. */
+static void test_check_gone(void)
+{
+	const int homed[] = {105, 101};
+	struct th_fixture f;
+	int tids[4];
+
+	if (th_fixture_start(&f)) {
+		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100};
+
+		th_fixture_homes(&f, homed, 2);
+		CHECK_INT(np_thread_homes_check(&env, f.th, &f.at, &f.task), 1);
+		CHECK_INT(f.th->nr, 1);
+		CHECK_INT(f.th->v[0].tid, 101);
+		CHECK_INT(given_back(&f, tids, 4), 1);
+		CHECK_INT(tids[0], 100);
+	}
+	th_fixture_end(&f);
+}
+
+/* A whole give-back reaches every home, two on the same node too (each
+ * pass spares the other homes). */
+static void test_give_back_same_node(void)
+{
+	const int homed[] = {100, 101};
+	struct th_fixture f;
+	unsigned restored = 0;
+	int tids[4];
+
+	if (th_fixture_start(&f)) {
+		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100};
+
+		th_fixture_homes(&f, homed, 2);
+		CHECK_INT(np_thread_homes_give_back(&env, f.th, &f.at, f.task.pid,
+						    f.task.start_ticks, &restored),
+			  0);
+		CHECK_INT(f.th->nr, 0);
+		CHECK_INT(given_back(&f, tids, 4), 2);
+		CHECK(tids[0] != tids[1]);
+	}
+	th_fixture_end(&f);
 }
 
 int main(void)
@@ -239,5 +300,6 @@ int main(void)
 	test_no_room_homed();
 	test_handed();
 	test_check_gone();
+	test_give_back_same_node();
 	return check_done();
 }
