@@ -267,8 +267,11 @@ static int lane_ready(struct lane *lane, unsigned movers)
 		lane->nodes = malloc(QUERY_PAGES * sizeof(*lane->nodes));
 	if (!lane->pages || !lane->status || !lane->nodes)
 		return -ENOMEM;
-	lane->mover_status[0] = lane->status;
-	lane->mover_nodes[0] = lane->nodes;
+	/* Set once: a reload may come here while a move runs on the lane. */
+	if (!lane->mover_status[0]) {
+		lane->mover_status[0] = lane->status;
+		lane->mover_nodes[0] = lane->nodes;
+	}
 	for (unsigned i = 1; i < movers; i++) {
 		if (!lane->mover_status[i])
 			lane->mover_status[i] = malloc(QUERY_PAGES * sizeof(int));

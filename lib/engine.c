@@ -2182,7 +2182,6 @@ static struct np_th_node *th_nodes(const struct np_engine *engine, const struct 
 	}
 	for (unsigned k = 0; nodes && k < engine->states.nr; k++) {
 		const struct np_task_state *st = &engine->states.v[k];
-
 		double homed;
 
 		if (!st->th || !st->memo.runs || st->memo.nr_nodes != topo->nr_nodes)
