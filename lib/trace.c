@@ -329,7 +329,8 @@ static int parse_line(struct parser *ps)
 		return 0;
 	}
 	type = ps->p[0];
-	if (len < 2 || ps->p[1] != ' ' || !strchr("tnux", type))
+	/* memchr: strchr would find a NUL byte in the string's own end. */
+	if (len < 2 || ps->p[1] != ' ' || !memchr("tnux", type, 4))
 		return parse_error(ps, "unknown record \"%.*s\"", (int)field_len(ps), ps->p);
 	ps->p += 2;
 	return type == 't' ? parse_scan(ps) : parse_task(ps, type);

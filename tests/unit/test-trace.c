@@ -176,6 +176,17 @@ static void test_parse_errors(void)
 		CHECK_STR(err, cases[i].error);
 		free(err);
 	}
+	/* A record whose type is a NUL byte (found by fuzz-trace: strchr
+	 * matched the end of its string). */
+	{
+		static const char nul[] = "numaplaced-trace 1\nhz 100\nt 5000\n\0 2\n";
+		struct np_trace *trace = NULL;
+		char *err = NULL;
+
+		CHECK_INT(np_trace_parse("x", nul, sizeof(nul) - 1, &trace, &err), -EINVAL);
+		CHECK(err && strncmp(err, "x:4: unknown record", 19) == 0);
+		free(err);
+	}
 }
 
 /* Damaged traces (every truncation, and bytes flipped at random with a fixed
