@@ -191,7 +191,7 @@ bench_perf_start() {
 	# BENCH_PERF=dwarf unwinds user stacks from DWARF (a build without
 	# frame pointers), at a lower rate: each sample copies the stack.
 	case $BENCH_PERF in
-	dwarf) graph="--call-graph dwarf,16384 -F 250" ;;
+	dwarf) graph="--call-graph dwarf,16384 -F ${BENCH_PERF_HZ:-250}" ;;
 	*) graph=-g ;;
 	esac
 	# shellcheck disable=SC2086
