@@ -197,6 +197,10 @@ static int status_store(struct np_status *out, const char *key, size_t key_len, 
 		if (parse_unsigned(val, val_len, INT_MAX, &v))
 			return -EINVAL;
 		out->threads = (int)v;
+	} else if (KEY_IS("Tgid")) {
+		if (parse_unsigned(val, val_len, INT_MAX, &v))
+			return -EINVAL;
+		out->tgid = (int)v;
 	} else if (KEY_IS("Cpus_allowed_list")) {
 		if (np_bitmap_parse_list(&out->cpus_allowed, val, val_len))
 			return -EINVAL;
@@ -762,6 +766,9 @@ void np_task_list_clear(struct np_task_list *list)
  */
 struct np_task_source {
 	struct np_ctx *ctx;
+	bool live; /* the real /proc: libproc2 may read it */
+	/* Made at its first use: most scans never need it, and making it
+	 * costs a start 15-20 ms of CPU in the test guest. */
 	struct pids_info *pids;
 	struct stat_info *stat;
 	long page_size;
@@ -840,13 +847,11 @@ int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 	src->ctx = ctx;
 	src->page_size = sysconf(_SC_PAGESIZE);
 	src->ticks_per_s = hz > 0 ? (unsigned)hz : 100;
-	if (np_ctx_is_live(ctx)) {
+	src->live = np_ctx_is_live(ctx);
+	if (src->live) {
 		/* libproc2 returns a positive errno. */
-		int err = procps_pids_new(&src->pids, pids_items,
-					  (int)(sizeof(pids_items) / sizeof(pids_items[0])));
+		int err = procps_stat_new(&src->stat);
 
-		if (!err)
-			err = procps_stat_new(&src->stat);
 		if (err) {
 			np_log(ctx, LOG_ERR, "libproc2: cannot read /proc: %s", strerror(abs(err)));
 			np_task_source_free(src);
@@ -923,7 +928,7 @@ struct src_entry {
 	bool kept;	 /* the last record stands in for this scan's */
 	bool unchanged;	 /* kept, and known not to have changed */
 	bool valid;	 /* read (or kept); false: vanished, or unreadable */
-	bool identified; /* read by libproc2 */
+	bool identified; /* its thread group checked (status read) */
 	struct np_stat st;
 };
 
@@ -1050,6 +1055,36 @@ static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, stru
 	return err;
 }
 
+/* Read the stat of @pid, which no listing named, as a process's: through
+ * the same directory (the same task, whatever happens to the pid), its
+ * status must name it the leader of its thread group, since a thread's
+ * id opens under /proc as well (only readdir leaves threads out). -ESRCH
+ * for a thread, or a task gone. */
+static int read_process_one(struct np_task_source *src, int pid, struct np_stat *st)
+{
+	char what[32];
+	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
+	struct np_status *status = malloc(sizeof(*status));
+	int err;
+
+	if (dirfd < 0 || !status) {
+		free(status);
+		if (dirfd >= 0)
+			close(dirfd);
+		return dirfd < 0 ? dirfd : -ENOMEM;
+	}
+	err = status_read_at(src->ctx, dirfd, what, status);
+	if (!err && status->tgid != pid)
+		err = -ESRCH;
+	if (!err)
+		err = read_stat_at(src->ctx, dirfd, what, st);
+	close(dirfd);
+	free(status);
+	if (!err && st->pid != pid)
+		err = -ESRCH;
+	return err;
+}
+
 /* Sort out one read's error: a task that vanished or whose files are odd
  * or malformed (logged) is left out; anything else ends the scan. */
 static int read_result(struct np_task_source *src, struct np_task_list *list, struct src_entry *e,
@@ -1114,6 +1149,16 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 	unsigned found = 0;
 	int err = 0;
 
+	if (!src->pids) {
+		/* libproc2 returns a positive errno. */
+		err = -abs(procps_pids_new(&src->pids, pids_items,
+					   (int)(sizeof(pids_items) / sizeof(pids_items[0]))));
+		if (err) {
+			src->pids = NULL;
+			np_log(src->ctx, LOG_ERR, "libproc2: cannot read /proc: %s", strerror(-err));
+			return err;
+		}
+	}
 	errno = 0;
 	fetch = procps_pids_select(src->pids, pids, (int)nr_pids, PIDS_SELECT_PID);
 	if (!fetch) {
@@ -1164,13 +1209,14 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 
 /* The live machine's reads (see np_task_source in task.h): one stat read of
  * ours for a process this scan's listing named (under the inode it listed)
- * or one whose last record has its start time; libproc2 for the rest: in a
- * scan without a listing, a process new to the source that only an event
- * named, or another one under a pid the source knew; a listed pid whose
- * directory is not the inode listed; and one our read was refused
- * (hidepid, a security module: what libproc2 cannot read either, it leaves
- * out, as if gone). Any other error of ours ends the scan, as a failed
- * libproc2 select does. */
+ * or one whose last record has its start time; in a scan without a
+ * listing, a process new to the source that only an event named, or
+ * another one under a pid the source knew, is read with its status too
+ * (read_process_one); libproc2 for the rest: a listed pid whose directory
+ * is not the inode listed, and one our read was refused (hidepid, a
+ * security module: what libproc2 cannot read either, it leaves out, as if
+ * gone). Any other error of ours ends the scan, as a failed libproc2
+ * select does. */
 static int read_live(struct np_task_source *src, struct np_task_list *list, struct src_entry *v,
 		     unsigned nr)
 {
@@ -1180,6 +1226,7 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 	for (unsigned i = 0; i < nr && !err; i++) {
 		const struct np_stat *last = NULL;
 		struct np_stat st;
+		bool refused = false;
 		int r;
 
 		if (v[i].kept)
@@ -1199,9 +1246,21 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 				err = read_result(src, list, &v[i], 0);
 				continue;
 			}
-			/* Another process under the pid since (a process or
-			 * a thread: libproc2 tells), another inode, or a read
-			 * refused. */
+			refused = r != 0; /* another inode, or a read refused */
+		}
+		/* Named by events alone: a process new to the source, or
+		 * another one under a pid it knew, or a thread that took the
+		 * pid since (its status tells). */
+		if (!list->listed_proc && !refused) {
+			r = read_process_one(src, v[i].st.pid, &st);
+			if (!np_is_permission_error(r)) {
+				if (!r) {
+					v[i].st = st;
+					v[i].identified = true;
+				}
+				err = read_result(src, list, &v[i], r);
+				continue;
+			}
 		}
 		pids[n++] = (unsigned)v[i].st.pid;
 		if (n == SELECT_MAX) {
@@ -1604,7 +1663,7 @@ int np_task_source_scan(struct np_task_source *src, struct np_task_list *list)
 	if (err)
 		return err;
 	mark_kept(src, v, nr);
-	err = src->pids ? read_live(src, list, v, nr) : read_tree(src, list, v, nr);
+	err = src->live ? read_live(src, list, v, nr) : read_tree(src, list, v, nr);
 	/* Left in pid order, without the tasks that could not be read. */
 	for (unsigned i = 0; i < nr && !err; i++) {
 		if (!v[i].valid)

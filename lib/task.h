@@ -41,6 +41,7 @@ int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
 /* The fields of /proc/PID/status the daemon uses. */
 struct np_status {
 	uint64_t vm_rss_bytes; /* VmRSS; 0 for kernel threads (no line) */
+	int tgid;	       /* Tgid: its thread group's leader; 0: no line */
 	int threads;
 	struct np_bitmap cpus_allowed;	/* Cpus_allowed_list */
 	struct np_nodeset mems_allowed; /* Mems_allowed_list */
@@ -83,10 +84,11 @@ struct np_task {
 	 * read (stat_unchanged). */
 	bool stat_kept;
 	bool stat_unchanged;
-	/* Read by libproc2 this scan (see np_task_source below): in a scan
-	 * without a listing, new to the source and named by an event, or
-	 * another process under a pid it knew; in any scan, one our own read
-	 * could not make (another inode than listed, a read refused). */
+	/* Its thread group was checked this scan (see np_task_source
+	 * below): in a scan without a listing, new to the source and named
+	 * by an event, or another process under a pid it knew (its status
+	 * read too); in any scan, one read by libproc2, as our own read could
+	 * not be made (another inode than listed, a read refused). */
 	bool stat_identified;
 
 	/* Filled by np_task_read_details(); until then has_details is false.
@@ -125,21 +127,22 @@ struct np_task_list {
 
 /*
  * Where tasks come from. The source lists root/proc itself and reads each
- * listed process's stat. On the live machine (root "/"), in a scan without
- * a listing, a pid new to the source that only an event named, or a known
- * pid now of another start time, goes through libproc2's pids API, which
- * is what procps itself trusts to parse /proc: it reads the task's status
- * too, for its thread group, so a pid a thread has taken since the event
- * is not read as a process. A pid this scan's listing named (readdir lists
- * no threads), or the same process again (the start time of its last
- * read), is read with one read of its stat and our own np_stat_parse;
- * libproc2 also gets a listed pid whose directory is not the inode listed
- * and one our read was refused (it leaves out what it cannot read either).
- * A libproc2 select does fixed work however few pids it reads (two fresh
- * mappings, /proc/uptime) and reads each pid's status before its stat: in
- * the test guest 0.28-0.36 ms of CPU a pid in a select of 73-75, 0.45-0.61
- * ms in a select of one, 0.16 ms a process for this source's listing scan
- * (tests/bench/bench-procread). libproc2 reads the real /proc only, so
+ * listed process's stat. A pid this scan's listing named (readdir lists no
+ * threads), or the same process again (the start time of its last read),
+ * is read with one read of its stat and our own np_stat_parse. On the live
+ * machine (root "/"), in a scan without a listing, a pid new to the source
+ * that only an event named, or a known pid now of another start time, is
+ * read with its status too, through the same directory: a pid a thread has
+ * taken since the event is not read as a process (its Tgid is another's).
+ * libproc2's pids API, what procps itself trusts to parse /proc, gets a
+ * listed pid whose directory is not the inode listed and one our read was
+ * refused (it leaves out what it cannot read either). A libproc2 select
+ * does fixed work however few pids it reads (two fresh mappings,
+ * /proc/uptime) and reads each pid's status before its stat: in the test
+ * guest 0.28-0.36 ms of CPU a pid in a select of 73-75, 0.45-0.61 ms in a
+ * select of one, 0.16 ms a process for this source's listing scan
+ * (tests/bench/bench-procread); in the daemon, where a select came once
+ * in a while and cold, 10-40 ms. libproc2 reads the real /proc only, so
  * under a fixture root every read is ours: one interface, two readers, and
  * the tests exercise the parser the fixture reader shares with details
  * reading.

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,7 +231,7 @@ static void test_live_source(void)
 	/* The fork's event is there once fork returns; no listing needed. */
 	CHECK_INT(np_task_source_take_events(src), 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
-	/* Read: the child (new, so by libproc2, which checks its thread
+	/* Read: the child (new, so with its status, for its thread
 	 * group); kept: this process (nothing changed). */
 	t = find(&list, child);
 	CHECK(t && !t->stat_kept && t->stat_identified);
@@ -324,6 +325,80 @@ static void test_live_first_read_delay(void)
 	kill(lasting, SIGKILL);
 	waitpid(lasting, NULL, 0);
 
+	np_task_list_clear(&list);
+	np_task_source_free(src);
+	np_ctx_free(ctx);
+}
+
+struct named_thread {
+	int tid;
+	int stop; /* a pipe's read end: the thread ends when it is closed */
+};
+
+static int named_thread(void *arg)
+{
+	struct named_thread *t = arg;
+	char c;
+
+	__atomic_store_n(&t->tid, gettid(), __ATOMIC_RELEASE);
+	return read(t->stop, &c, 1) < 0;
+}
+
+/* On the running machine, a pid that only an event named is read as a
+ * process when its status says it leads its thread group: a thread's id
+ * opens under /proc too (only readdir leaves threads out), so an event
+ * whose pid a thread took since would otherwise be read as a process of
+ * its own, the thread's figures under it. */
+static void test_live_named_thread(void)
+{
+	struct named_thread t = {0};
+	struct np_ctx *ctx;
+	struct np_proc_events *ev;
+	struct np_task_source *src;
+	struct np_task_list list = {0};
+	struct proc_event pe;
+	const struct np_task *c;
+	thrd_t thread;
+	int sv[2], stop[2];
+	pid_t child;
+
+	CHECK_INT(pipe(stop), 0);
+	t.stop = stop[0];
+	CHECK_INT(thrd_create(&thread, named_thread, &t), thrd_success);
+	while (!__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	child = pausing_child();
+	CHECK(child > 0);
+	CHECK_INT(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	CHECK_INT(np_task_source_new(ctx, &src), 0);
+	np_task_source_set_keep(src, keep_all, NULL);
+	CHECK_INT(np_proc_events_adopt(sv[0], &ev), 0);
+	np_task_source_use_events(src, ev, 3600 * 1000);
+	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
+	CHECK(list.listed_proc && !has_pid(&list, t.tid) && has_pid(&list, child));
+
+	/* Both named as new processes: the child was forked again, as far
+	 * as the source can tell; the thread's id is named as a process's. */
+	pe = fork_event(getpid(), t.tid, t.tid);
+	CHECK(send_event(sv[1], &pe));
+	pe = pid_event(PROC_EVENT_EXEC, child, child);
+	CHECK(send_event(sv[1], &pe));
+	np_task_source_set_keep(src, keep_but, &child);
+	CHECK_INT(np_task_source_take_events(src), 0);
+	CHECK_INT(np_task_source_scan(src, &list), 0);
+	CHECK(!list.listed_proc);
+	CHECK(!has_pid(&list, t.tid));
+	c = find(&list, child);
+	CHECK(c && !c->stat_kept && c->ppid == getpid());
+	CHECK(has_pid(&list, getpid()));
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(stop[1]);
+	thrd_join(thread, NULL);
+	close(stop[0]);
+	close(sv[1]);
 	np_task_list_clear(&list);
 	np_task_source_free(src);
 	np_ctx_free(ctx);
@@ -538,6 +613,7 @@ int main(void)
 	test_parse_bad();
 	test_live_source();
 	test_live_first_read_delay();
+	test_live_named_thread();
 	test_owes_scan();
 	return check_done();
 }

@@ -365,6 +365,7 @@ static void test_parsers_arbitrary_bytes(void)
 static void test_status(void)
 {
 	static const char user[] = "Name:\tx) R 9 9\\n((\nUmask:\t0022\nState:\tS (sleeping)\n"
+				   "Tgid:\t4321\nPid:\t4322\n"
 				   "VmPeak:\t   13532 kB\nVmRSS:\t    1716 kB\nThreads:\t4\n"
 				   "Cpus_allowed:\tf\nCpus_allowed_list:\t0-1,3\n"
 				   "Mems_allowed:\t00000000,00000003\nMems_allowed_list:\t0-1\n";
@@ -374,6 +375,7 @@ static void test_status(void)
 
 	CHECK_INT(status_exact(user, st), 0);
 	CHECK_U64(st->vm_rss_bytes, 1716 * 1024);
+	CHECK_INT(st->tgid, 4321); /* a thread's status: its leader's */
 	CHECK_INT(st->threads, 4);
 	CHECK(st->has_cpus_allowed && st->has_mems_allowed);
 	CHECK_INT(np_bitmap_weight(&st->cpus_allowed), 3);
@@ -385,7 +387,7 @@ static void test_status(void)
 	CHECK_U64(st->vm_rss_bytes, 0);
 	CHECK(np_nodeset_test(&st->mems_allowed, 0));
 	CHECK_INT(status_exact("", st), 0);
-	CHECK(!st->has_cpus_allowed);
+	CHECK(!st->has_cpus_allowed && st->tgid == 0);
 
 	CHECK_INT(status_exact("Name:\ta\nCpus_allowed_list:\t0-x\n", st), -EINVAL);
 	CHECK_INT(st->bad_line, 2);
@@ -394,6 +396,8 @@ static void test_status(void)
 	CHECK_INT(status_exact("A:\t1\nB:\t2\nVmRSS:\t99999999999999999999 kB\n", st), -EINVAL);
 	CHECK_INT(st->bad_line, 3);
 	CHECK_INT(status_exact("Threads:\t-1\n", st), -EINVAL);
+	CHECK_INT(status_exact("Tgid:\t12x\n", st), -EINVAL);
+	CHECK_INT(status_exact("Tgid:\t4294967296\n", st), -EINVAL);
 	CHECK_INT(status_exact("Mems_allowed_list:\t99999\n", st), -EINVAL);
 	/* Unknown lines are not judged, even odd ones. */
 	CHECK_INT(status_exact("Name:\t\xff\x01\nno colon here\nVmRSS:\t 8 kB\n", st), 0);
