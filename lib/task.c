@@ -197,10 +197,6 @@ static int status_store(struct np_status *out, const char *key, size_t key_len, 
 		if (parse_unsigned(val, val_len, INT_MAX, &v))
 			return -EINVAL;
 		out->threads = (int)v;
-	} else if (KEY_IS("Tgid")) {
-		if (parse_unsigned(val, val_len, INT_MAX, &v))
-			return -EINVAL;
-		out->tgid = (int)v;
 	} else if (KEY_IS("Cpus_allowed_list")) {
 		if (np_bitmap_parse_list(&out->cpus_allowed, val, val_len))
 			return -EINVAL;
@@ -234,6 +230,30 @@ int np_status_parse(const char *buf, size_t len, struct np_status *out)
 		p = line_end + 1;
 	}
 	return 0;
+}
+
+int np_status_tgid(const char *buf, size_t len)
+{
+	static const char key[] = "Tgid:";
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+
+		if ((size_t)(line_end - p) >= sizeof(key) - 1 && !memcmp(p, key, sizeof(key) - 1)) {
+			const char *val = p + sizeof(key) - 1;
+			uint64_t v;
+
+			while (val < line_end && (*val == ' ' || *val == '\t'))
+				val++;
+			if (parse_unsigned(val, (size_t)(line_end - val), INT_MAX, &v) || !v)
+				return -EINVAL;
+			return (int)v;
+		}
+		p = line_end + 1;
+	}
+	return -EINVAL;
 }
 
 /* "cpu3 4705 356 584 3699 23 23 0 0 0 0": user nice system idle iowait irq
@@ -754,15 +774,15 @@ void np_task_list_clear(struct np_task_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
-/* ---- the source: libproc2 on the live machine, our parser under a
- * fixture root ---- */
+/* ---- the source: our parser, and libproc2 where ours cannot read ---- */
 
 /*
- * Two sources, one result. libproc2 only ever reads the real /proc, and it
- * is what procps trusts to walk it; but a test must feed the scan from a
- * fixture tree, so under any other root we walk root/proc with
- * np_stat_parse. Both fill a struct np_stat per process and share
- * everything after that (add_task), and details always use our parser.
+ * Two readers, one result. libproc2 only ever reads the real /proc, and it
+ * is what procps trusts to walk it; on the live machine it reads what our
+ * own reads cannot (read_live); under any other root (a fixture tree) we
+ * walk root/proc with np_stat_parse alone. Both fill a struct np_stat per
+ * process and share everything after that (add_task), and details always
+ * use our parser.
  */
 struct np_task_source {
 	struct np_ctx *ctx;
@@ -770,6 +790,7 @@ struct np_task_source {
 	/* Made at its first use: most scans never need it, and making it
 	 * costs a start 15-20 ms of CPU in the test guest. */
 	struct pids_info *pids;
+	bool named_by_libproc2; /* np_task_source_read_named_by_libproc2 */
 	struct stat_info *stat;
 	long page_size;
 	unsigned ticks_per_s;
@@ -849,7 +870,8 @@ int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 	src->ticks_per_s = hz > 0 ? (unsigned)hz : 100;
 	src->live = np_ctx_is_live(ctx);
 	if (src->live) {
-		/* libproc2 returns a positive errno. */
+		/* libproc2 4 returns a negative errno, its first releases a
+		 * positive one. */
 		int err = procps_stat_new(&src->stat);
 
 		if (err) {
@@ -1064,22 +1086,23 @@ static int read_process_one(struct np_task_source *src, int pid, struct np_stat 
 {
 	char what[32];
 	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
-	struct np_status *status = malloc(sizeof(*status));
+	char *buf;
+	size_t len;
 	int err;
 
-	if (dirfd < 0 || !status) {
-		free(status);
-		if (dirfd >= 0)
-			close(dirfd);
-		return dirfd < 0 ? dirfd : -ENOMEM;
+	if (dirfd < 0)
+		return dirfd;
+	err = read_at(src->ctx, dirfd, what, "status", &buf, &len);
+	if (err) {
+		close(dirfd);
+		return np_is_vanished_error(err) ? -ESRCH : err;
 	}
-	err = status_read_at(src->ctx, dirfd, what, status);
-	if (!err && status->tgid != pid)
-		err = -ESRCH;
+	if (np_status_tgid(buf, len) != pid)
+		err = -ESRCH; /* a thread's (or no Tgid line: not a process of ours) */
+	free(buf);
 	if (!err)
 		err = read_stat_at(src->ctx, dirfd, what, st);
 	close(dirfd);
-	free(status);
 	if (!err && st->pid != pid)
 		err = -ESRCH;
 	return err;
@@ -1097,7 +1120,7 @@ static int read_result(struct np_task_source *src, struct np_task_list *list, st
 	}
 	if (!err || err == -EINVAL || np_is_odd_file_error(err))
 		return 0;
-	np_log(src->ctx, LOG_ERR, "%s/proc/%d/stat: %s", root_prefix(src->ctx), e->st.pid,
+	np_log(src->ctx, LOG_ERR, "%s/proc/%d: %s", root_prefix(src->ctx), e->st.pid,
 	       strerror(-err));
 	return err;
 }
@@ -1150,7 +1173,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 	int err = 0;
 
 	if (!src->pids) {
-		/* libproc2 returns a positive errno. */
+		/* Of either sign, as above. */
 		err = -abs(procps_pids_new(&src->pids, pids_items,
 					   (int)(sizeof(pids_items) / sizeof(pids_items[0]))));
 		if (err) {
@@ -1189,7 +1212,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 
 		if (!e || e->kept || e->valid)
 			continue; /* not asked for: cannot happen */
-		/* A pid an event named, reused since by a thread: its stat
+		/* A pid listed or named, a thread's since: its stat
 		 * opens all the same (only readdir hides threads). */
 		if (PIDS_VAL(I_TGID, s_int, s, src->pids) != st.pid)
 			continue;
@@ -1251,7 +1274,7 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 		/* Named by events alone: a process new to the source, or
 		 * another one under a pid it knew, or a thread that took the
 		 * pid since (its status tells). */
-		if (!list->listed_proc && !refused) {
+		if (!list->listed_proc && !refused && !src->named_by_libproc2) {
 			r = read_process_one(src, v[i].st.pid, &st);
 			if (!np_is_permission_error(r)) {
 				if (!r) {
@@ -1433,6 +1456,11 @@ int np_task_source_take_events(struct np_task_source *src)
 	/* More waiting: 1, the caller takes them again soon. Lost: a scan
 	 * lists. */
 	return err == -ENOBUFS ? 0 : err;
+}
+
+void np_task_source_read_named_by_libproc2(struct np_task_source *src, bool on)
+{
+	src->named_by_libproc2 = on;
 }
 
 void np_task_source_stop_events(struct np_task_source *src)

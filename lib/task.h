@@ -41,7 +41,6 @@ int np_stat_parse(const char *buf, size_t len, struct np_stat *out);
 /* The fields of /proc/PID/status the daemon uses. */
 struct np_status {
 	uint64_t vm_rss_bytes; /* VmRSS; 0 for kernel threads (no line) */
-	int tgid;	       /* Tgid: its thread group's leader; 0: no line */
 	int threads;
 	struct np_bitmap cpus_allowed;	/* Cpus_allowed_list */
 	struct np_nodeset mems_allowed; /* Mems_allowed_list */
@@ -52,6 +51,11 @@ struct np_status {
 /* Parse status (pure; @len bytes, no NUL needed). Unknown lines are ignored;
  * a known line with a bad value is -EINVAL with out->bad_line set. */
 int np_status_parse(const char *buf, size_t len, struct np_status *out);
+
+/* The Tgid line of a status (pure): its thread group's leader, or -EINVAL
+ * when there is no such line or its value is not a pid. Nothing else of
+ * the file is judged. */
+int np_status_tgid(const char *buf, size_t len);
 
 struct np_thread {
 	int tid;
@@ -185,6 +189,9 @@ void np_task_source_use_events(struct np_task_source *src, struct np_proc_events
 			       uint64_t resync_ms);
 /* Close the connector (its socket failed): every scan lists /proc. */
 void np_task_source_stop_events(struct np_task_source *src);
+/* For a test that compares libproc2's figures with ours: read the pids
+ * that only events named through libproc2 (on the live machine). */
+void np_task_source_read_named_by_libproc2(struct np_task_source *src, bool on);
 /* A new @resync_ms (a reload); the next scan lists /proc. */
 void np_task_source_set_resync(struct np_task_source *src, uint64_t resync_ms);
 

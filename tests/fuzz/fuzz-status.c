@@ -3,8 +3,10 @@
  * libFuzzer target for np_status_parse(): any bytes as /proc/PID/status.
  * The same result twice; -EINVAL names a line the input has; on success
  * the values are in range, and a trailing empty line or an unknown line
- * added at the end changes nothing (unknown lines are ignored). Any
- * disagreement aborts.
+ * added at the end changes nothing (unknown lines are ignored). And for
+ * np_status_tgid() on the same bytes: a pid (1..INT_MAX) or -EINVAL, the
+ * same again, and the same with an unknown line added. Any disagreement
+ * aborts.
  */
 #include "task.h"
 
@@ -31,10 +33,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct np_status *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	char *longer = malloc(size + sizeof(tail));
 	unsigned lines = 1;
-	int err;
+	int err, tgid;
 
 	if (!a || !b || !longer)
 		goto out;
+	tgid = np_status_tgid(buf, size);
+	if ((tgid != -EINVAL && tgid < 1) || np_status_tgid(buf, size) != tgid)
+		abort();
+	memcpy(longer, buf, size);
+	memcpy(longer + size, tail, sizeof(tail) - 1);
+	if (np_status_tgid(longer, size + sizeof(tail) - 1) != tgid)
+		abort();
 	for (size_t i = 0; i < size; i++)
 		lines += buf[i] == '\n';
 	err = np_status_parse(buf, size, a);

@@ -228,11 +228,15 @@ static void test_live_source(void)
 
 	child = pausing_child();
 	CHECK(child > 0);
-	/* The fork's event is there once fork returns; no listing needed. */
+	/* The fork's event is there once fork returns; no listing needed.
+	 * The child is read through libproc2 here, to compare its figures
+	 * with our reader's below. */
 	CHECK_INT(np_task_source_take_events(src), 0);
+	np_task_source_read_named_by_libproc2(src, true);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
-	/* Read: the child (new, so with its status, for its thread
-	 * group); kept: this process (nothing changed). */
+	np_task_source_read_named_by_libproc2(src, false);
+	/* Read: the child (new, so with its thread group checked); kept:
+	 * this process (nothing changed). */
 	t = find(&list, child);
 	CHECK(t && !t->stat_kept && t->stat_identified);
 	CHECK(t && t->ppid == getpid());
@@ -332,7 +336,7 @@ static void test_live_first_read_delay(void)
 
 struct named_thread {
 	int tid;
-	int stop; /* a pipe's read end: the thread ends when it is closed */
+	int stop; /* a pipe's read end: the thread ends once the write end is closed */
 };
 
 static int named_thread(void *arg)
@@ -360,11 +364,16 @@ static void test_live_named_thread(void)
 	const struct np_task *c;
 	thrd_t thread;
 	int sv[2], stop[2];
-	pid_t child;
+	pid_t child, fresh;
 
 	CHECK_INT(pipe(stop), 0);
 	t.stop = stop[0];
-	CHECK_INT(thrd_create(&thread, named_thread, &t), thrd_success);
+	if (thrd_create(&thread, named_thread, &t) != thrd_success) {
+		printf("skipped: no thread\n");
+		close(stop[0]);
+		close(stop[1]);
+		return;
+	}
 	while (!__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	child = pausing_child();
@@ -378,9 +387,14 @@ static void test_live_named_thread(void)
 	CHECK_INT(np_task_source_scan(src, &list), 0); /* a listing */
 	CHECK(list.listed_proc && !has_pid(&list, t.tid) && has_pid(&list, child));
 
-	/* Both named as new processes: the child was forked again, as far
-	 * as the source can tell; the thread's id is named as a process's. */
+	/* The thread's id named as a new process's (a fork event), a child
+	 * forked since the listing as the new process it is, and the listed
+	 * child as changed (an exec event). */
+	fresh = pausing_child();
+	CHECK(fresh > 0);
 	pe = fork_event(getpid(), t.tid, t.tid);
+	CHECK(send_event(sv[1], &pe));
+	pe = fork_event(getpid(), fresh, fresh);
 	CHECK(send_event(sv[1], &pe));
 	pe = pid_event(PROC_EVENT_EXEC, child, child);
 	CHECK(send_event(sv[1], &pe));
@@ -388,11 +402,21 @@ static void test_live_named_thread(void)
 	CHECK_INT(np_task_source_take_events(src), 0);
 	CHECK_INT(np_task_source_scan(src, &list), 0);
 	CHECK(!list.listed_proc);
+	/* The thread: its status names this process: left out, as gone. */
 	CHECK(!has_pid(&list, t.tid));
+	CHECK_INT(list.nr_vanished, 1);
+	/* The child: the same process as listed (its start time), read
+	 * with its stat alone. */
 	c = find(&list, child);
-	CHECK(c && !c->stat_kept && c->ppid == getpid());
+	CHECK(c && !c->stat_kept && !c->stat_identified && c->ppid == getpid());
+	/* The new child: read with its status, which names it its own
+	 * leader. */
+	c = find(&list, fresh);
+	CHECK(c && !c->stat_kept && c->stat_identified && c->ppid == getpid());
 	CHECK(has_pid(&list, getpid()));
 
+	kill(fresh, SIGKILL);
+	waitpid(fresh, NULL, 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	close(stop[1]);

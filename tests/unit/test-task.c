@@ -375,7 +375,6 @@ static void test_status(void)
 
 	CHECK_INT(status_exact(user, st), 0);
 	CHECK_U64(st->vm_rss_bytes, 1716 * 1024);
-	CHECK_INT(st->tgid, 4321); /* a thread's status: its leader's */
 	CHECK_INT(st->threads, 4);
 	CHECK(st->has_cpus_allowed && st->has_mems_allowed);
 	CHECK_INT(np_bitmap_weight(&st->cpus_allowed), 3);
@@ -387,7 +386,7 @@ static void test_status(void)
 	CHECK_U64(st->vm_rss_bytes, 0);
 	CHECK(np_nodeset_test(&st->mems_allowed, 0));
 	CHECK_INT(status_exact("", st), 0);
-	CHECK(!st->has_cpus_allowed && st->tgid == 0);
+	CHECK(!st->has_cpus_allowed);
 
 	CHECK_INT(status_exact("Name:\ta\nCpus_allowed_list:\t0-x\n", st), -EINVAL);
 	CHECK_INT(st->bad_line, 2);
@@ -396,13 +395,24 @@ static void test_status(void)
 	CHECK_INT(status_exact("A:\t1\nB:\t2\nVmRSS:\t99999999999999999999 kB\n", st), -EINVAL);
 	CHECK_INT(st->bad_line, 3);
 	CHECK_INT(status_exact("Threads:\t-1\n", st), -EINVAL);
-	CHECK_INT(status_exact("Tgid:\t12x\n", st), -EINVAL);
-	CHECK_INT(status_exact("Tgid:\t4294967296\n", st), -EINVAL);
 	CHECK_INT(status_exact("Mems_allowed_list:\t99999\n", st), -EINVAL);
 	/* Unknown lines are not judged, even odd ones. */
 	CHECK_INT(status_exact("Name:\t\xff\x01\nno colon here\nVmRSS:\t 8 kB\n", st), 0);
 	CHECK_U64(st->vm_rss_bytes, 8192);
 	free(st);
+
+	/* Its Tgid alone: a thread's status names its leader. */
+#define TGID(text) np_status_tgid(text, sizeof(text) - 1)
+	CHECK_INT(TGID(user), 4321);
+	CHECK_INT(TGID("Tgid:\t7"), 7);
+	CHECK_INT(TGID("Name:\ta\nVmRSS:\t12 MB\nTgid: 12\n"), 12);
+	CHECK_INT(TGID(kthread), -EINVAL); /* no line */
+	CHECK_INT(TGID(""), -EINVAL);
+	CHECK_INT(TGID("Tgid:\t12x\n"), -EINVAL);
+	CHECK_INT(TGID("Tgid:\t0\n"), -EINVAL);
+	CHECK_INT(TGID("Tgid:\t4294967296\n"), -EINVAL);
+	CHECK_INT(TGID("NoTgid:\t5\nTgidX:\t6\n"), -EINVAL);
+#undef TGID
 }
 
 /* ---- np_cpu_ticks_parse ---- */
@@ -1009,7 +1019,7 @@ static void test_live(void)
 
 	/* "/." is the same /proc through the fixture source: both must agree on
 	 * this process, and the times compare the two. */
-	measure(src, &list, "live scan, libproc2");
+	measure(src, &list, "live scan, listed");
 	CHECK_INT(np_ctx_new("/.", &walk), 0);
 	CHECK(!np_ctx_is_live(walk));
 	CHECK_INT(np_task_source_new(walk, &walk_src), 0);
