@@ -870,8 +870,7 @@ int np_task_source_new(struct np_ctx *ctx, struct np_task_source **out)
 	src->ticks_per_s = hz > 0 ? (unsigned)hz : 100;
 	src->live = np_ctx_is_live(ctx);
 	if (src->live) {
-		/* libproc2 4 returns a negative errno, its first releases a
-		 * positive one. */
+		/* libproc2's errno is taken whatever its sign. */
 		int err = procps_stat_new(&src->stat);
 
 		if (err) {
@@ -1173,7 +1172,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
 	int err = 0;
 
 	if (!src->pids) {
-		/* Of either sign, as above. */
+		/* Whatever its sign, as above. */
 		err = -abs(procps_pids_new(&src->pids, pids_items,
 					   (int)(sizeof(pids_items) / sizeof(pids_items[0]))));
 		if (err) {

@@ -146,7 +146,7 @@ struct np_task_list {
  * guest 0.28-0.36 ms of CPU a pid in a select of 73-75, 0.45-0.61 ms in a
  * select of one, 0.16 ms a process for this source's listing scan
  * (tests/bench/bench-procread); in the daemon, where a select came once
- * in a while and cold, 10-40 ms. libproc2 reads the real /proc only, so
+ * in a while and cold, 16 ms for one pid. libproc2 reads the real /proc only, so
  * under a fixture root every read is ours: one interface, two readers, and
  * the tests exercise the parser the fixture reader shares with details
  * reading.
