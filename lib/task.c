@@ -1050,18 +1050,39 @@ static int list_proc(struct np_task_source *src, struct src_entry **out, unsigne
 	return 0;
 }
 
+/* Whether the task under @dirfd leads thread group @pid, by its status
+ * (read through the same directory: the same task, whatever happens to
+ * the pid since): 0, -ESRCH for a thread (its Tgid is another's; or no
+ * Tgid line) or a task gone, or another error of the read. */
+static int leads_group_at(struct np_ctx *ctx, int dirfd, const char *what, int pid)
+{
+	char *buf;
+	size_t len;
+	int err = read_at(ctx, dirfd, what, "status", &buf, &len);
+
+	if (err)
+		return np_is_vanished_error(err) ? -ESRCH : err;
+	err = np_status_tgid(buf, len) == pid ? 0 : -ESRCH;
+	free(buf);
+	return err;
+}
+
 /* Read one task's stat with our own parser: every stat under a fixture
- * root; on the live machine a process listed or known (read_live), and a
- * comm that libproc2 would have changed. With @ino (a listing's inode, not
- * 0 or 1), a directory of another inode gives -ESTALE: a thread that took
- * the pid since the listing, or the same process, its dentry evicted and
- * made again (procfs numbers its inodes afresh): libproc2 tells which. */
-static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, struct np_stat *st)
+ * root; on the live machine a process listed or known, or one only events
+ * named (read_live), and a comm that libproc2 would have changed. With
+ * @ino (a listing's inode, not 0 or 1), a directory of another inode gives
+ * -ESTALE: a thread that took the pid since the listing, or the same
+ * process, its dentry evicted and made again (procfs numbers its inodes
+ * afresh): libproc2 tells which. With @leader, its status must name it
+ * the leader of its thread group (leads_group_at): a thread's id opens
+ * under /proc as well, only readdir leaves threads out. */
+static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, bool leader,
+			 struct np_stat *st)
 {
 	char what[32];
 	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
 	struct stat sb;
-	int err;
+	int err = 0;
 
 	if (dirfd < 0)
 		return dirfd;
@@ -1069,41 +1090,13 @@ static int read_tree_one(struct np_task_source *src, int pid, uint64_t ino, stru
 		close(dirfd);
 		return -ESTALE;
 	}
-	err = read_stat_at(src->ctx, dirfd, what, st);
-	close(dirfd);
-	if (!err && st->pid != pid)
-		err = -ESRCH; /* not the process listed under that name */
-	return err;
-}
-
-/* Read the stat of @pid, which no listing named, as a process's: through
- * the same directory (the same task, whatever happens to the pid), its
- * status must name it the leader of its thread group, since a thread's
- * id opens under /proc as well (only readdir leaves threads out). -ESRCH
- * for a thread, or a task gone. */
-static int read_process_one(struct np_task_source *src, int pid, struct np_stat *st)
-{
-	char what[32];
-	int dirfd = open_task_dir(src->ctx, pid, what, sizeof(what));
-	char *buf;
-	size_t len;
-	int err;
-
-	if (dirfd < 0)
-		return dirfd;
-	err = read_at(src->ctx, dirfd, what, "status", &buf, &len);
-	if (err) {
-		close(dirfd);
-		return np_is_vanished_error(err) ? -ESRCH : err;
-	}
-	if (np_status_tgid(buf, len) != pid)
-		err = -ESRCH; /* a thread's (or no Tgid line: not a process of ours) */
-	free(buf);
+	if (leader)
+		err = leads_group_at(src->ctx, dirfd, what, pid);
 	if (!err)
 		err = read_stat_at(src->ctx, dirfd, what, st);
 	close(dirfd);
 	if (!err && st->pid != pid)
-		err = -ESRCH;
+		err = -ESRCH; /* not the process listed under that name */
 	return err;
 }
 
@@ -1132,7 +1125,7 @@ static int read_tree(struct np_task_source *src, struct np_task_list *list, stru
 	for (unsigned i = 0; i < nr && !err; i++)
 		if (!v[i].kept)
 			err = read_result(src, list, &v[i],
-					  read_tree_one(src, v[i].st.pid, 0, &v[i].st));
+					  read_tree_one(src, v[i].st.pid, 0, false, &v[i].st));
 	return err;
 }
 
@@ -1149,7 +1142,7 @@ static int refine_comm(struct np_task_source *src, struct np_stat *st)
 
 	if (!strpbrk(st->comm, ".?"))
 		return 0;
-	err = read_tree_one(src, st->pid, 0, &exact);
+	err = read_tree_one(src, st->pid, 0, false, &exact);
 	if (np_is_permission_error(err))
 		return 0; /* what libproc2 could read and we may not: its comm */
 	if (err)
@@ -1234,7 +1227,7 @@ static int read_libproc2_some(struct np_task_source *src, struct np_task_list *l
  * or one whose last record has its start time; in a scan without a
  * listing, a process new to the source that only an event named, or
  * another one under a pid the source knew, is read with its status too
- * (read_process_one); libproc2 for the rest: a listed pid whose directory
+ * (read_tree_one's @leader); libproc2 for the rest: a listed pid whose directory
  * is not the inode listed, and one our read was refused (hidepid, a
  * security module: what libproc2 cannot read either, it leaves out, as if
  * gone). Any other error of ours ends the scan, as a failed libproc2
@@ -1258,7 +1251,7 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 		if (old < src->nr_last && src->last[old].st.pid == v[i].st.pid)
 			last = &src->last[old].st;
 		if (list->listed_proc || last) {
-			r = read_tree_one(src, v[i].st.pid, list->listed_proc ? v[i].ino : 0, &st);
+			r = read_tree_one(src, v[i].st.pid, list->listed_proc ? v[i].ino : 0, false, &st);
 			if (r && r != -ESTALE && !np_is_permission_error(r)) {
 				err = read_result(src, list, &v[i], r);
 				continue;
@@ -1274,7 +1267,7 @@ static int read_live(struct np_task_source *src, struct np_task_list *list, stru
 		 * another one under a pid it knew, or a thread that took the
 		 * pid since (its status tells). */
 		if (!list->listed_proc && !refused && !src->named_by_libproc2) {
-			r = read_process_one(src, v[i].st.pid, &st);
+			r = read_tree_one(src, v[i].st.pid, 0, true, &st);
 			if (!np_is_permission_error(r)) {
 				if (!r) {
 					v[i].st = st;

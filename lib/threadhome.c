@@ -399,6 +399,14 @@ static int confirm(struct np_thread_homes *th, struct np_writer_block *blocks, u
 	return (int)unconfirmed;
 }
 
+/* Forget what was left to move. */
+static void drop_areas(struct np_thread_homes *th)
+{
+	free(th->areas);
+	th->areas = NULL;
+	th->nr_areas = 0;
+}
+
 /* Read the sample, place the threads, narrow them, plan the moves.
  * Returns 0, 1 when a second sample started instead (the first left
  * blocks of one fault to confirm), or -errno. */
@@ -515,9 +523,7 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	} else {
 		/* What an earlier sample left to move was planned for homes
 		 * that may have changed: nothing moves until the next. */
-		free(th->areas);
-		th->areas = NULL;
-		th->nr_areas = 0;
+		drop_areas(th);
 	}
 	changed |= th->nr_areas > 0;
 	th->hold_ms = !changed && th->hold_ms ? th->hold_ms * 2 : NP_TH_HOLD_MS;
@@ -605,9 +611,7 @@ int np_thread_homes_give_back(const struct np_th_env *env, struct np_thread_home
 	free(failed);
 	if (th) {
 		th->nr = kept;
-		free(th->areas);
-		th->areas = NULL;
-		th->nr_areas = 0;
+		drop_areas(th);
 		np_writers_free(th->sampling);
 		th->sampling = NULL;
 	}
