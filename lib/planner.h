@@ -76,8 +76,9 @@ struct np_planner_load {
  * Plan @nr tasks on @nr_nodes nodes (@distance: nr_nodes x nr_nodes SLIT
  * values, row-major, from CPU node to memory node) into results[0..nr-1],
  * and, when @load is not NULL, each node's planned demand into
- * load[0..nr_nodes-1]. Cost: O(nr x nr_nodes) plus a sort of each
- * overloaded node's tasks. Returns 0 or -ENOMEM.
+ * load[0..nr_nodes-1]. Cost: O(nr x nr_nodes), plus O(log nr) for each
+ * task an overloaded node sends away or weighs sending. Returns 0 or
+ * -ENOMEM.
  */
 int np_planner_run(const struct np_planner_node *nodes, unsigned nr_nodes, const unsigned *distance,
 		   const struct np_planner_task *tasks, size_t nr,

@@ -7,7 +7,7 @@
 
 #define MIB (UINT64_C(1) << 20)
 #define MAXN 8
-#define MAXT 8
+#define MAXT 64
 
 struct machine {
 	unsigned nr;
@@ -373,6 +373,36 @@ static void test_ring_distances(void)
 	CHECK_INT(r[0].home, 1);
 }
 
+/* Many small leavers, one node of 2 CPUs (cap 2.35): 40 tasks of 0.1 CPU
+ * with 1..40 MiB on node 0, listed out of order (task i has (7i mod 40) + 1
+ * MiB). 4.0 CPUs asked: the node sheds the cheapest, 1 MiB first, until it
+ * is within its cap: after 16 it is still at 2.4, after 17 at 2.3. So the
+ * tasks of 1..17 MiB go to node 1 (capacity), those of 18..40 stay
+ * (memory), and node 1 holds 1.7 CPUs. Only the first 17 of the 40 are
+ * taken in order: the rest are never sorted. */
+static void test_many_leavers(void)
+{
+	struct machine m;
+	struct job j[40];
+	struct np_planner_result r[40];
+	struct np_planner_load load[2];
+
+	machine_init(&m, 2, 2, 600);
+	for (int i = 0; i < 40; i++) {
+		job_init(&j[i], 0.1, -1);
+		j[i].bytes[0] = (uint64_t)((7 * i) % 40 + 1) * MIB;
+	}
+	run(&m, j, 40, r, load);
+	for (int i = 0; i < 40; i++) {
+		bool leaves = (7 * i) % 40 + 1 <= 17;
+
+		CHECK_INT(r[i].home, leaves ? 1 : 0);
+		CHECK_INT(r[i].reason, leaves ? NP_PLAN_CAPACITY : NP_PLAN_MEMORY);
+	}
+	CHECK(load[0].demand > 2.29 && load[0].demand < 2.31);
+	CHECK(load[1].demand > 1.69 && load[1].demand < 1.71);
+}
+
 int main(void)
 {
 	test_compete_two_nodes();
@@ -385,5 +415,6 @@ int main(void)
 	test_memory_only_and_cpuless();
 	test_eight_nodes();
 	test_ring_distances();
+	test_many_leavers();
 	return check_done();
 }
