@@ -4,9 +4,12 @@
  * machines of N nodes with 32 CPUs each and tasks whose demand and memory
  * are drawn from a fixed seed: busy hogs of 1-8 CPUs asking 80% of all the
  * CPUs, with most of their memory on the first half of the nodes (so those
- * are asked twice what they have), the rest small and mostly idle; the
- * overloaded nodes must be relieved. Prints the median CPU time of np_planner_run() per
- * size, and time / (tasks x nodes), which should stay flat.
+ * are asked 1.6 times their CPUs), the rest small and nearly idle, a tenth
+ * of the CPUs between them at every size; the overloaded nodes must be
+ * relieved. Prints, per size, the median CPU time of
+ * np_planner_run(), that time / (tasks x nodes), which should stay flat, and
+ * how many tasks the plan sent to another node (tests/bench/report.py reads
+ * these columns).
  * Goal: 10,000 tasks on 8 nodes (256 CPUs) in at most 5 ms.
  *
  *   bench-planner [TASKS NODES]...   (default: the table below)
@@ -79,7 +82,11 @@ static double measure(size_t nr, unsigned nodes, unsigned *moved)
 			bytes[t * nodes + n] = n == main_node ? total / 10 * 9 : total / 10 / nodes;
 			runs[t * nodes + n] = n == main_node ? 1.0 : 0.0;
 		}
-		double demand = hog ? (double)(1 + rnd(8)) : (double)rnd(10) / 1000.0;
+		/* The small ones ask a tenth of the CPUs between them at every
+		 * size, so that a bigger input is a bigger machine's plan, not
+		 * a more crowded one. */
+		double demand = hog ? (double)(1 + rnd(8))
+				    : (double)rnd(1000) / 1000.0 * 0.2 * nodes * CPUS_PER_NODE / nr;
 
 		hog_cpus += hog ? (size_t)demand : 0;
 		tasks[t] = (struct np_planner_task){
@@ -123,7 +130,8 @@ int main(int argc, char **argv)
 		     {10000, 8}, {40000, 8}, {10000, 16}};
 	size_t n = argc > 2 ? (size_t)(argc - 1) / 2 : sizeof(table) / sizeof(table[0]);
 
-	printf("%8s %6s %10s %14s %10s\n", "tasks", "nodes", "ms", "ns/(task*node)", "relieved");
+	printf("%8s %6s %6s %10s %14s %10s\n", "tasks", "nodes", "cpus", "ms", "ns/(task*node)",
+	       "relieved");
 	for (size_t i = 0; i < n; i++) {
 		size_t tasks = argc > 2 ? strtoul(argv[1 + 2 * i], NULL, 10) : table[i].tasks;
 		unsigned nodes =
@@ -136,8 +144,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		s = measure(tasks, nodes, &moved);
-		printf("%8zu %6u %10.3f %14.2f %10u\n", tasks, nodes, s * 1e3,
-		       s * 1e9 / ((double)tasks * nodes), moved);
+		printf("%8zu %6u %6u %10.3f %14.2f %10u\n", tasks, nodes, nodes * CPUS_PER_NODE,
+		       s * 1e3, s * 1e9 / ((double)tasks * nodes), moved);
 	}
 	return 0;
 }

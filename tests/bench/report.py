@@ -12,6 +12,7 @@ RESULTS_DIR holds what tests/bench/run-benchmarks.sh collected:
   spawn.txt                   tests/bench/guest/bench-spawn.sh
   shortlived.txt              tests/bench/guest/bench-shortlived.sh
   host-overhead.txt           tests/bench/host-overhead.sh
+  planner.txt                 tests/bench/bench-planner on the host
   machine.txt                 "key: value" lines describing the host and guest
 """
 import glob
@@ -757,6 +758,69 @@ def shortlived_section(results):
     return out
 
 
+# ---- The planner's cost -----------------------------------------------------
+
+# One plan of this many tasks on this many nodes in at most this many ms.
+PLANNER_GOAL = (10000, 8, 5.0)
+
+
+def planner_rows(path):
+    """[(tasks, nodes, cpus, ms, ns per task and node, tasks sent), ...]
+    from bench-planner's output, its header and any other line left out."""
+    rows = []
+    for line in open(path):
+        f = line.split()
+        if len(f) != 6:
+            continue
+        try:
+            rows.append((int(f[0]), int(f[1]), int(f[2]), float(f[3]), float(f[4]),
+                         int(f[5])))
+        except ValueError:
+            continue
+    return rows
+
+
+def planner_section(results):
+    path = os.path.join(results, "planner.txt")
+    if not os.path.exists(path):
+        return ["(not run)"]
+    rows = planner_rows(path)
+    if not rows:
+        return ["(no result: see the raw planner.txt)"]
+    out = ["| tasks | nodes | CPUs | one plan: CPU ms, median of 15 | ns per task and node | "
+           "tasks sent to another node |",
+           "|---:|---:|---:|---:|---:|---:|"]
+    for tasks, nodes, cpus, ms, ns, sent in rows:
+        out.append(f"| {tasks:,} | {nodes} | {cpus} | {ms:.3f} | {ns:.2f} | {sent:,} |")
+    out.append("")
+    tasks, nodes, limit = PLANNER_GOAL
+    goal = [r for r in rows if r[0] == tasks and r[1] == nodes]
+    if goal:
+        ms = goal[0][3]
+        out.append(f"- Goal: one plan over {tasks:,} tasks on {nodes} nodes ({goal[0][2]} CPUs) "
+                   f"in at most {limit:g} ms. Measured: {ms:.2f} ms: "
+                   f"{'met' if ms <= limit else 'not met'}.")
+    else:
+        out.append(f"- Goal: one plan over {tasks:,} tasks on {nodes} nodes in at most "
+                   f"{limit:g} ms: that size was not run.")
+    sizes = {(r[0] * r[1]) for r in rows}
+    if len(sizes) > 1:
+        # The cost should grow no faster than tasks x nodes: the slope of
+        # log(time) against log(tasks x nodes), least squares over the rows.
+        xs = [math.log(r[0] * r[1]) for r in rows]
+        ys = [math.log(r[3]) for r in rows]
+        mx, my = statistics.fmean(xs), statistics.fmean(ys)
+        slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
+                 sum((x - mx) ** 2 for x in xs))
+        per = [r[4] for r in rows]
+        out.append(f"- Growth: over the {len(rows)} sizes the time grows as (tasks × nodes) "
+                   f"to the power {slope:.2f}, "
+                   + ("no faster than tasks × nodes" if slope <= 1.0 else
+                      "faster than tasks × nodes")
+                   + f"; {min(per):.2f} to {max(per):.2f} ns per task and node.")
+    return out
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -779,6 +843,7 @@ def main():
         "host": "\n".join(host_section(results)),
         "spawn": "\n".join(spawn_section(results)),
         "shortlived": "\n".join(shortlived_section(results)),
+        "planner": "\n".join(planner_section(results)),
     }
     template = open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "benchmarks.md.in")).read()

@@ -12,7 +12,8 @@
 # them):
 #   1. build the project (meson, ninja -j2) in DIR (default build-bench)
 #   2. host: kbuild and hackbench without numaplaced and with it at
-#      scan_delay_ms 0 and 1000 (host-overhead.sh)
+#      scan_delay_ms 0 and 1000 (host-overhead.sh); one plan of the whole
+#      machine against its size (bench-planner, a few seconds)
 #   3. 2-node guest: placement scenarios under each system, then migration
 #      throughput; the placement scenarios again in N-1 more boots (--runs,
 #      default 3: the guest moves unpinned threads at random, and one run
@@ -108,6 +109,9 @@ if ! $report_only; then
 		$guests_only && return
 		log "host: kbuild and hackbench"
 		"$bench/host-overhead.sh" "$build" "$results/host-overhead.txt" "${BENCH_HOST_RUNS:-10}"
+		log "host: the planner against the machine's size"
+		"$build/tests/bench/bench-planner" >"$results/planner.txt" ||
+			log "host: bench-planner failed (see $results/planner.txt)"
 		log "host: done"
 	}
 	# One boot: bench-placement for SCENARIOS, then EXTRA (if any); the
@@ -220,6 +224,6 @@ python3 "$bench/report.py" "$results" "$src/docs/benchmarks.md" "$src/docs/bench
 # other series there (the sections of docs/benchmarks-*.md) stay.
 mkdir -p "$raw"
 rm -rf "$raw"/placement-* "$raw"/machine.txt "$raw"/host-overhead.txt "$raw"/throughput.txt \
-	"$raw"/spawn.txt "$raw"/shortlived.txt
+	"$raw"/spawn.txt "$raw"/shortlived.txt "$raw"/planner.txt
 cp -r "$results"/*.txt "$results"/placement-* "$raw/" 2>/dev/null || true
 log "wrote docs/benchmarks.md"

@@ -5,7 +5,7 @@ boot's own no-balancing run as the user's affinity, and the layout of one
 boot without run directories (the user's affinity then the start's); and
 of its migration table: every method bench-migrate prints has its row,
 the 2-mover path is set against one call, and the one-thread path only
-against one thread's calls.
+against one thread's calls; and of its planner table against its goal.
 
 usage: test-report.py
 """
@@ -81,6 +81,52 @@ def check_throughput():
     check("one thread against one thread",
           "numaplaced's path 3300 ms against the fastest raw method here, raw move_pages, "
           "batches of 512, 2900 ms: ratio 1.14" in text, True)
+
+
+PLANNER = """   tasks  nodes   cpus         ms ns/(task*node)   relieved
+    1000      2     64      0.050          25.00         10
+   10000      8    256      1.200          15.00         40
+   40000      8    256      6.000          18.75        100
+"""
+
+
+def check_planner(tmp):
+    """The planner's table: a row per size, the goal's size set against
+    its 5 ms, the growth as the slope of the time against tasks x nodes on
+    log scales (0.93 and 1.44 computed by hand for these rows), and a
+    missing goal size or a rising cost said as such."""
+    path = os.path.join(tmp, "planner.txt")
+    with open(path, "w") as f:
+        f.write(PLANNER)
+    out = report.planner_section(tmp)
+    rows = [line for line in out if line.startswith("| ") and line[2].isdigit()]
+    check("planner rows", len(rows), 3)
+    check("planner row", cells(rows[1]), ["10,000", "8", "256", "1.200", "15.00", "40"])
+    check("planner goal", [line for line in out if "Goal" in line],
+          ["- Goal: one plan over 10,000 tasks on 8 nodes (256 CPUs) in at most 5 ms. "
+           "Measured: 1.20 ms: met."])
+    check("planner growth", [line for line in out if "Growth" in line],
+          ["- Growth: over the 3 sizes the time grows as (tasks × nodes) to the power 0.93, "
+           "no faster than tasks × nodes; 15.00 to 25.00 ns per task and node."])
+    with open(path, "w") as f:
+        f.write(PLANNER.replace("1.200          15.00", "6.500          81.25")
+                .replace("6.000          18.75", "90.000        281.25"))
+    out = report.planner_section(tmp)
+    check("planner goal missed", [line for line in out if "Goal" in line],
+          ["- Goal: one plan over 10,000 tasks on 8 nodes (256 CPUs) in at most 5 ms. "
+           "Measured: 6.50 ms: not met."])
+    check("planner growth rising", [line for line in out if "Growth" in line],
+          ["- Growth: over the 3 sizes the time grows as (tasks × nodes) to the power 1.44, "
+           "faster than tasks × nodes; 25.00 to 281.25 ns per task and node."])
+    with open(path, "w") as f:
+        f.write(PLANNER.splitlines()[0] + "\n" + PLANNER.splitlines()[1] + "\n")
+    out = report.planner_section(tmp)
+    check("planner goal size not run", [line for line in out if "Goal" in line],
+          ["- Goal: one plan over 10,000 tasks on 8 nodes in at most 5 ms: that size was "
+           "not run."])
+    check("planner one size, no growth", [line for line in out if "Growth" in line], [])
+    os.remove(path)
+    check("planner not run", report.planner_section(tmp), ["(not run)"])
 
 
 def main():
@@ -164,9 +210,12 @@ def main():
         check("run order", [os.path.basename(d) for d in report.run_dirs(many)],
               ["run-1", "run-9", "run-10"])
     check_throughput()
+    with tempfile.TemporaryDirectory() as tmp:
+        check_planner(tmp)
     for line in FAILED:
         print("FAIL " + line)
-    print(f"{'FAILED' if FAILED else 'ok'}: report.py's placement and migration tables")
+    print(f"{'FAILED' if FAILED else 'ok'}: report.py's placement, migration and planner "
+          "tables")
     return 1 if FAILED else 0
 
 
