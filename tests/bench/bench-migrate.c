@@ -7,9 +7,10 @@
  *   (c) one migrate_pages call for the whole process,
  * plus raw move_pages batches of fixed sizes for reference, and batches of
  * 512 pages of an idle child's memory moved by 1, 2 and 4 threads sharing
- * them (what parallel movers in the daemon would gain), and (b2), the
- * actuator's path with two movers (migrate_threads = 2). (b), (b2) and the
- * threads move an idle child's memory, as the daemon moves another
+ * them (what parallel movers in the daemon would gain), and (b2) and (b4),
+ * the actuator's path with two movers (migrate_threads = 2, the default)
+ * and with four. (b), (b2), (b4) and the threads move an idle child's
+ * memory, as the daemon moves another
  * process's; the others move their own. Each run maps
  * fresh memory, faults it in on node A and moves it to node B, each run
  * starting with another method; medians are printed with ratios to (a).
@@ -336,7 +337,8 @@ int main(int argc, char **argv)
 			     {.name = "    other process, 512s, 1 thread"},
 			     {.name = "    other process, 512s, 2 threads"},
 			     {.name = "    other process, 512s, 4 threads"},
-			     {.name = "(b2) numaplaced path, 2 movers"}};
+			     {.name = "(b2) numaplaced path, 2 movers"},
+			     {.name = "(b4) numaplaced path, 4 movers"}};
 	const unsigned nr_methods = sizeof(m) / sizeof(m[0]);
 	struct np_ctx *ctx;
 	struct np_task self;
@@ -371,7 +373,7 @@ int main(int argc, char **argv)
 			double t0;
 			int child = 0, hold = -1;
 
-			/* (b), (b2) and the threads move another process's
+			/* (b), (b2), (b4) and the threads move another process's
 			 * memory, as the daemon does; the others their own. */
 			if (k == 1 || k >= 5) {
 				child = child_holding(pages, node_a, &mem, &hold);
@@ -392,7 +394,7 @@ int main(int argc, char **argv)
 			if (k == 0) {
 				m[k].ms[run] =
 				    raw_batches(mem, pages, node_b, pages, &m[k].max_call_ms[run]);
-			} else if (k == 1 || k == 8) {
+			} else if (k == 1 || k >= 8) {
 				struct np_actuator_params params;
 				struct np_actuator *act;
 				struct np_stats *stats;
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
 				params.migrate_rate_mb_s = 0;
 				params.allow_migrate_pages = false;
 				params.sys = &timed_sys;
-				params.movers = k == 8 ? 2 : 1;
+				params.movers = k == 9 ? 4 : k == 8 ? 2 : 1;
 				longest_call_ms = longest_lookup_ms = call_ms = lookup_ms = 0;
 				if (np_stats_new(NULL, &stats) ||
 				    np_actuator_new_real(ctx, stats, &params, &act) ||
@@ -453,7 +455,8 @@ int main(int argc, char **argv)
 				       "%lu left with errors; longest lookup %.1f ms, "
 				       "longest move %.1f ms; numa_maps %.1f ms, lookups %.1f ms, "
 				       "moves %.1f ms, the rest %.1f ms\n",
-				       k == 8 ? "(b2)" : "(b)", (unsigned long)res.pages_queried,
+				       k == 9 ? "(b4)" : k == 8 ? "(b2)" : "(b)",
+				       (unsigned long)res.pages_queried,
 				       (unsigned long)res.pages_moved, res.calls,
 				       (unsigned long)res.pages_failed, longest_lookup_ms,
 				       longest_call_ms, read_ms, lookup_ms, call_ms,

@@ -4,7 +4,7 @@ the worst of each figure over several boots, a figure some runs lack, a
 boot's own no-balancing run as the user's affinity, and the layout of one
 boot without run directories (the user's affinity then the start's); and
 of its migration table: every method bench-migrate prints has its row,
-the 2-mover path is set against one call, and the one-thread path only
+the 2- and 4-mover paths are set against one call, and the one-thread path only
 against one thread's calls; and of its planner table against its goal.
 
 usage: test-report.py
@@ -58,6 +58,7 @@ method                                   total ms    ratio   longest call  on no
     other process, 512s, 1 thread          3200.0     1.07        20.5 ms     100000
     other process, 512s, 2 threads         1600.0     0.53        22.0 ms     100000
 (b2) numaplaced path, 2 movers             2000.0     0.67        24.5 ms     100000
+(b4) numaplaced path, 4 movers             2400.0     0.80        31.0 ms     100000
 end_bench_migrate
 """
 
@@ -72,12 +73,16 @@ def check_throughput():
     check("migration rows", rows,
           ["(a) one move_pages call", "(b) numaplaced batched path",
            "raw move_pages, batches of 512", "other process, 512s, 1 thread",
-           "other process, 512s, 2 threads", "(b2) numaplaced path, 2 movers"])
+           "other process, 512s, 2 threads", "(b2) numaplaced path, 2 movers",
+           "(b4) numaplaced path, 4 movers"])
     text = "\n".join(out)
     check("2 movers against one call",
           "numaplaced's path with 2 movers 2000 ms, 1.50x as fast as one move_pages call "
           "(3000 ms; goal 1.5x), its longest call 24.5 ms (goal 25); 512-page calls from "
           "2 threads of another process: 1600 ms." in text, True)
+    check("4 movers against one call",
+          "numaplaced's path with 4 movers 2400 ms, 1.25x as fast as one move_pages call "
+          "(3000 ms; the default is 2), its longest call 31.0 ms (goal 25)." in text, True)
     check("one thread against one thread",
           "numaplaced's path 3300 ms against the fastest raw method here, raw move_pages, "
           "batches of 512, 2900 ms: ratio 1.14" in text, True)
