@@ -3,9 +3,9 @@
  * How long one machine-wide plan takes, and how the cost grows. Synthetic
  * machines of N nodes with 32 CPUs each and tasks whose demand and memory
  * are drawn from a fixed seed: busy hogs of 1-8 CPUs asking 80% of all the
- * CPUs, with most of their memory on the first half of the nodes (so those
- * are asked 1.6 times their CPUs), the rest small and nearly idle, a tenth
- * of the CPUs between them at every size; the overloaded nodes must be
+ * CPUs, with most of their memory on the first half of the nodes (so they
+ * alone ask 1.6 times those nodes' CPUs), the rest small and nearly idle,
+ * about a tenth of the CPUs between them at every size; the overloaded nodes must be
  * relieved. Prints, per size, the median CPU time of
  * np_planner_run(), that time / (tasks x nodes), which should stay flat, and
  * how many tasks the plan sent to another node (tests/bench/report.py reads
@@ -82,7 +82,7 @@ static double measure(size_t nr, unsigned nodes, unsigned *moved)
 			bytes[t * nodes + n] = n == main_node ? total / 10 * 9 : total / 10 / nodes;
 			runs[t * nodes + n] = n == main_node ? 1.0 : 0.0;
 		}
-		/* The small ones ask a tenth of the CPUs between them at every
+		/* The small ones ask about a tenth of the CPUs between them at every
 		 * size, so that a bigger input is a bigger machine's plan, not
 		 * a more crowded one. */
 		double demand = hog ? (double)(1 + rnd(8))
