@@ -384,6 +384,7 @@ void np_logger_route_libraries(struct np_logger *log)
 /* libnuma declares these weak and calls them on failures inside its own
  * functions; these definitions replace its versions, which print to stderr
  * with no priority (and numa_error may exit with numa_exit_on_error set). */
+__attribute__((format(printf, 2, 3)))
 void numa_warn(int num, char *fmt, ...)
 {
 	char text[NP_LOG_LINE_MAX];

@@ -57,7 +57,8 @@ void np_logger_set_ratelimit(struct np_logger *log, unsigned burst, uint64_t int
 void np_logger_set_clock(struct np_logger *log, const struct np_log_clock *clock);
 
 /* An np_log_fn for np_ctx_set_log_fn: @data is the struct np_logger. */
-void np_daemon_log_fn(void *data, int priority, const char *fmt, va_list args);
+void np_daemon_log_fn(void *data, int priority, const char *fmt, va_list args)
+    __attribute__((format(printf, 3, 0)));
 
 /* Log a message keyed by its format string. */
 void np_logger_log(struct np_logger *log, int priority, const char *fmt, ...)
@@ -69,7 +70,8 @@ void np_logger_log_key(struct np_logger *log, const char *key, int priority, con
     __attribute__((format(printf, 4, 5)));
 
 void np_logger_logv(struct np_logger *log, const char *key, int priority, const char *fmt,
-		    va_list args);
+		    va_list args)
+    __attribute__((format(printf, 4, 0)));
 
 /* Write the summaries of windows that have ended (all pending ones when
  * @all), so a burst that stops still gets its count. Call it from a timer

@@ -74,6 +74,7 @@ static void usage(FILE *out)
 		"  -V, --version         show the version and exit\n");
 }
 
+__attribute__((format(printf, 3, 0)))
 static void log_to_stderr(void *data, int priority, const char *fmt, va_list args)
 {
 	static const char *const names[] = {"emerg", "alert", "crit", "error",

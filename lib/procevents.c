@@ -118,25 +118,28 @@ int np_proc_events_parse(const void *buf, size_t len, np_proc_event_fn fn, void 
 /* Ask the kernel to send (@op PROC_CN_MCAST_LISTEN) or stop (IGNORE). */
 static int send_op(struct np_proc_events *ev, enum proc_cn_mcast_op op)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) msg;
-	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
-
-	memset(&msg, 0, sizeof(msg));
-	msg.nlh.nlmsg_len = sizeof(msg);
-	msg.nlh.nlmsg_type = NLMSG_DONE;
-	msg.nlh.nlmsg_pid = (unsigned)getpid();
-	msg.cn.id.idx = CN_IDX_PROC;
-	msg.cn.id.val = CN_VAL_PROC;
+	/* Header, connector message and the operation back to back, as the
+	 * kernel reads them (cn_msg ends in a flexible array, so the three
+	 * are laid out by hand rather than as members of one struct). */
+	unsigned char msg[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(op)];
+	struct nlmsghdr nlh = {
+		.nlmsg_len = sizeof(msg),
+		.nlmsg_type = NLMSG_DONE,
+		.nlmsg_pid = (unsigned)getpid(),
+	};
 	/* The kernel numbers what it sends itself (seq), but answers with
 	 * the request's ack + 1: that tells our answer from another's. */
-	msg.cn.ack = ev->tag;
-	msg.cn.len = sizeof(op);
-	msg.op = op;
-	if (sendto(ev->fd, &msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+	struct cn_msg cn = {
+		.id = {.idx = CN_IDX_PROC, .val = CN_VAL_PROC},
+		.ack = ev->tag,
+		.len = sizeof(op),
+	};
+	struct sockaddr_nl to = {.nl_family = AF_NETLINK};
+
+	memcpy(msg, &nlh, sizeof(nlh));
+	memcpy(msg + NLMSG_HDRLEN, &cn, sizeof(cn));
+	memcpy(msg + NLMSG_HDRLEN + sizeof(cn), &op, sizeof(op));
+	if (sendto(ev->fd, msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
 	return 0;
 }

@@ -29,6 +29,7 @@ static void usage(void)
 	exit(2);
 }
 
+__attribute__((format(printf, 3, 0)))
 static void log_stderr(void *data, int priority, const char *fmt, va_list args)
 {
 	fputs("record-trace: ", stderr);

@@ -450,6 +450,7 @@ static void test_maps_parse(void)
 
 static char logged[512];
 
+__attribute__((format(printf, 3, 0)))
 static void capture_log(void *data, int priority, const char *fmt, va_list args)
 {
 	vsnprintf(logged, sizeof(logged), fmt, args);

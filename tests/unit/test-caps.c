@@ -11,6 +11,7 @@
 static char logged[2048];
 static unsigned nr_logged;
 
+__attribute__((format(printf, 3, 0)))
 static void keep(void *data, int priority, const char *fmt, va_list args)
 {
 	size_t n = strlen(logged);

@@ -82,6 +82,7 @@ static void test_parse(void)
 
 static char last_log[512];
 
+__attribute__((format(printf, 3, 0)))
 static void capture_log(void *data, int priority, const char *fmt, va_list args)
 {
 	vsnprintf(last_log, sizeof(last_log), fmt, args);

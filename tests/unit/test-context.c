@@ -22,6 +22,7 @@
 
 static char last_msg[4096];
 
+__attribute__((format(printf, 3, 0)))
 static void keep_last(void *data, int priority, const char *fmt, va_list args)
 {
 	(void)data;
@@ -184,7 +185,7 @@ static void test_without_openat2(const char *root)
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {.len = sizeof(insns) / sizeof(insns[0]), .filter = insns};
-	int status;
+	int status = -1; /* not an exit, should waitpid fail */
 	pid_t child;
 
 	fflush(NULL);

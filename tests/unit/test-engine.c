@@ -1074,6 +1074,7 @@ static void dac_caps(bool drop)
 
 static char denied_log[4096];
 
+__attribute__((format(printf, 3, 0)))
 static void keep_warnings(void *data, int priority, const char *fmt, va_list args)
 {
 	size_t n = strlen(denied_log);

@@ -541,6 +541,7 @@ struct logged {
 	char text[512];
 };
 
+__attribute__((format(printf, 3, 0)))
 static void log_to_buffer(void *data, int priority, const char *fmt, va_list args)
 {
 	struct logged *l = data;

@@ -313,7 +313,7 @@ static const struct policy_case cases[] = {
 	.mem_mib = {256, 256},
 	.threads = "0-3",
 	.mems_allowed = "1",
-	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1},
+	.want = {NP_ACTION_KEEP, NP_REASON_NO_BETTER_NODE, -1, .pages = false},
     },
     {
 	.name = "mems_allowed excludes the threads' node, unpinned: home where it may use memory",
@@ -395,13 +395,13 @@ static const struct policy_case cases[] = {
 	.topo = &two_nodes,
 	.threads = "0",
 	.no_numa_maps = true,
-	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1},
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1, .pages = false},
     },
     {
 	.name = "numa_maps with nothing resident: skip",
 	.topo = &two_nodes,
 	.threads = "0",
-	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1},
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_MEMORY_DATA, -1, .pages = false},
     },
     {
 	.name = "allowed CPUs and nodes unknown: skip rather than guess",
@@ -409,14 +409,14 @@ static const struct policy_case cases[] = {
 	.mem_mib = {0, 512},
 	.threads = "0",
 	.no_details = true,
-	.want = {NP_ACTION_SKIP, NP_REASON_NO_DETAILS, -1},
+	.want = {NP_ACTION_SKIP, NP_REASON_NO_DETAILS, -1, .pages = false},
     },
     {
 	.name = "one node: nowhere to go",
 	.topo = &one_node,
 	.mem_mib = {512},
 	.threads = "0-3",
-	.want = {NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, -1},
+	.want = {NP_ACTION_KEEP, NP_REASON_SINGLE_NODE, -1, .pages = false},
     },
 
     {

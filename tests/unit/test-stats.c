@@ -272,8 +272,8 @@ static void test_checker(void)
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x -1\n",
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x 1", /* no \n */
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x gauge\n# TYPE numaplaced_x gauge\n",
-	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\n# HELP numaplaced_y h\n"
-	    "# TYPE numaplaced_y counter\nnumaplaced_x 1\n", /* split family */
+	    ("# HELP numaplaced_x h\n# TYPE numaplaced_x counter\n# HELP numaplaced_y h\n"
+	     "# TYPE numaplaced_y counter\nnumaplaced_x 1\n"), /* split family */
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"\\q\"} 1\n",
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{a=\"1\",a=\"2\"} 1\n",
 	    "# HELP numaplaced_x h\n# TYPE numaplaced_x counter\nnumaplaced_x{9=\"1\"} 1\n",
@@ -326,6 +326,7 @@ static void test_numastat_parse(void)
 
 static char logged[512];
 
+__attribute__((format(printf, 3, 0)))
 static void capture_log(void *data, int priority, const char *fmt, va_list args)
 {
 	vsnprintf(logged, sizeof(logged), fmt, args);

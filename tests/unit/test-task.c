@@ -59,6 +59,7 @@ static int status_exact(const char *text, struct np_status *st)
 
 static char last_log[1024];
 
+__attribute__((format(printf, 3, 0)))
 static void capture_log(void *data, int priority, const char *fmt, va_list args)
 {
 	vsnprintf(last_log, sizeof(last_log), fmt, args);

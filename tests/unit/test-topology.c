@@ -56,6 +56,7 @@ static void test_missing_root(void)
 
 static char last_log[512];
 
+__attribute__((format(printf, 3, 0)))
 static void capture_log(void *data, int priority, const char *fmt, va_list args)
 {
 	vsnprintf(last_log, sizeof(last_log), fmt, args);
