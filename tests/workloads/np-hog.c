@@ -17,8 +17,9 @@
  * say how much of its own slice is on the node of the CPU it runs on
  * ("local thread I tid T node N pages P here H ms MS", MS the look's
  * time): the locality of its memory as that thread sees it, which no file
- * of /proc tells. Neither the look nor the child below counts in a pass's
- * time. SIGUSR2
+ * of /proc tells. Neither the look nor the child below counts in the
+ * asked thread's pass (a sibling sharing its CPU may still be slowed by
+ * it). SIGUSR2
  * asks thread 0, at the end of its next pass, to start "sleep 600" (which
  * inherits that thread's CPU mask, as any process a thread starts) and
  * say so ("child thread 0 tid T pid P cpus LIST", LIST the thread's mask

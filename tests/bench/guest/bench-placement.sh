@@ -181,7 +181,7 @@ scenario_tick() {
 
 # What each thread of hog $1 says of its own slice (np-hog, SIGUSR1): the
 # share on the node it runs on, which no /proc file tells. One line per
-# thread, "threadlocal PID local thread I tid T node N pages P here H";
+# thread, "threadlocal PID local thread I tid T node N pages P here H ms MS";
 # none when the threads do not answer within 10 s.
 thread_locality() {
 	file=$(eval "echo \$HOG_NAME_$1").out

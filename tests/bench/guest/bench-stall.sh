@@ -10,8 +10,9 @@
 #                    program ran on each CPU, and who took a CPU from the
 #                    task while it could run
 # One line per phase: "phase ROUND NAME passes N max MS next MS MS MS
-# median MS daemon_cpu_s S". BENCH_STALL_SAMPLE=1 also samples the task
-# once a second as bench-placement.sh does (its numa_maps, its threads).
+# median MS daemon_cpu_s S". BENCH_STALL_SAMPLE set to anything also
+# samples the task once a second as bench-placement.sh does (its
+# numa_maps, its threads).
 . /np/guest-lib.sh
 . /np/scenarios/bench-lib.sh
 bench_topology
@@ -37,8 +38,9 @@ pass_summary() {
 }
 
 # From `perf script` of sched_switch on stdin: per CPU and program, the ms
-# it ran there (5 ms and more), and per CPU the programs that took the CPU
-# from a np-hog thread that could still run.
+# it ran there (5 ms and more, and the daemon's whatever they are), and per
+# CPU the programs that took the CPU from a np-hog thread that could still
+# run (prev_state R, or R+ when preempted in the kernel).
 switch_summary() {
 	awk -v r="$1" '
 		{
@@ -56,11 +58,11 @@ switch_summary() {
 				k = c " " cur[c]; ran[k] += d; n[k]++
 				if (d > longest[k]) longest[k] = d
 			}
-			if (pc == "np-hog" && ps == "R") took[c " " nc]++
+			if (pc == "np-hog" && ps ~ /^R/) took[c " " nc]++
 			cur[c] = nc; since[c] = t
 		}
 		END {
-			for (k in ran) if (ran[k] >= 5) printf "ran %d cpu %s ms %.1f times %d longest %.1f\n", r, k, ran[k], n[k], longest[k]
+			for (k in ran) if (ran[k] >= 5 || k ~ / numaplaced$/) printf "ran %d cpu %s ms %.1f times %d longest %.1f\n", r, k, ran[k], n[k], longest[k]
 			for (k in took) printf "took %d cpu %s %d\n", r, k, took[k]
 		}'
 }
