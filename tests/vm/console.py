@@ -10,6 +10,13 @@ of each scenario that passed in the guest, and exits 0 only when every
 scenario passed. A guest that panics, hangs or dies before the end is a
 failure, shown with the tail of its console. The whole console is kept in
 OUTDIR/console.log.
+
+A QEMU that prints nothing at all for NP_VM_SILENT_S seconds (90) never
+started the guest: once in a test run the emulator stayed silent for the
+whole timeout, before any kernel message, and the same guest booted in
+3 s when run again. It is killed and started once more, within the same
+TIMEOUT; no scenario has run by then, so nothing is retried that could
+have failed.
 """
 import base64
 import hashlib
@@ -121,24 +128,29 @@ class Run:
                                 self.topology], env=env)
 
 
-def follow(run, qemu, console_log, timeout):
+def follow(run, qemu, console_log, deadline, silent_s):
     """Read the console until qemu exits or the deadline passes; returns
-    whether the deadline passed."""
-    deadline = time.monotonic() + timeout
+    "end", "timeout", or "silent" when qemu printed nothing at all in its
+    first @silent_s seconds."""
+    silent_until = time.monotonic() + silent_s
+    heard = False
     pending = b""
     fd = qemu.stdout.fileno()
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return True
-        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        now = time.monotonic()
+        if now >= deadline:
+            return "timeout"
+        if not heard and now >= silent_until:
+            return "silent"
+        ready, _, _ = select.select([fd], [], [], min(deadline - now, 1.0))
         if not ready:
             continue
         chunk = os.read(fd, 65536)
+        heard = True
         if not chunk:
             if pending:
                 run.line(pending.decode("utf-8", "replace").rstrip("\r"))
-            return False
+            return "end"
         console_log.write(chunk)
         console_log.flush()
         pending += chunk
@@ -164,15 +176,14 @@ def main():
     log_path = os.path.join(outdir, "console.log")
     run = Run(outdir, scenario_dir, topology)
 
-    # qemu runs in its own process group so that it can be killed with
-    # everything it started, whatever way this program ends.
-    qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + float(timeout)
+    silent_s = float(os.environ.get("NP_VM_SILENT_S", "90"))
+    current = {}
 
     def kill_qemu(*_):
         try:
-            os.killpg(qemu.pid, signal.SIGKILL)
-        except ProcessLookupError:
+            os.killpg(current["qemu"].pid, signal.SIGKILL)
+        except (KeyError, ProcessLookupError):
             pass
 
     def on_signal(signum, _):
@@ -182,12 +193,24 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    try:
-        with open(log_path, "wb") as console_log:
-            timed_out = follow(run, qemu, console_log, float(timeout))
-    finally:
-        kill_qemu()
-        qemu.wait()
+    for attempt in (1, 2):
+        # qemu runs in its own process group so that it can be killed with
+        # everything it started, whatever way this program ends.
+        qemu = current["qemu"] = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            with open(log_path, "wb") as console_log:
+                ended = follow(run, qemu, console_log, deadline,
+                               silent_s if attempt == 1 else float("inf"))
+        finally:
+            kill_qemu()
+            qemu.wait()
+        if ended != "silent":
+            break
+        print(f"vm: qemu printed nothing in {silent_s:g} s: the guest never started; "
+              "starting it once more", flush=True)
+    timed_out = ended == "timeout"
 
     failed = False
     if timed_out:

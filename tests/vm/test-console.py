@@ -2,7 +2,8 @@
 """Tests of console.py without a guest: a shell script stands in for QEMU
 and prints what a guest would. Checks that scenario results, files sent
 over the console, a corrupted file, a guest that stops early and one that
-hangs each give the right exit status, and that a hung "guest" is killed."""
+hangs each give the right exit status, that a hung "guest" is killed, and
+that a QEMU silent from its start is started once more, and only once."""
 import base64
 import hashlib
 import os
@@ -31,10 +32,11 @@ def file_block(name, data, tamper=False):
     return f"@@NP-FILE {name} {len(data)} {digest}@@\n{encoded}@@NP-FILE-END@@\n"
 
 
-def run(console, timeout=20, checker=None):
+def run(console, timeout=20, checker=None, silent_starts=0):
     """Run console.py with a fake guest printing @console (then exiting, or
-    sleeping when @console ends with "HANG"); returns (status, output,
-    outdir, seconds)."""
+    sleeping when @console ends with "HANG"), after @silent_starts starts
+    that print nothing and sleep (console.py waits 1 s for a first byte);
+    returns (status, output, outdir, seconds)."""
     work = tempfile.mkdtemp(prefix="np-console-")
     scenarios = os.path.join(work, "scenarios")
     os.mkdir(scenarios)
@@ -44,12 +46,18 @@ def run(console, timeout=20, checker=None):
     guest = os.path.join(work, "guest.txt")
     with open(guest, "w") as f:
         f.write(console.replace("\n", "\r\n").replace("HANG", ""))
-    command = ["sh", "-c", f"cat {guest}" + ("; exec sleep 60" if "HANG" in console else "")]
+    script = f"cat {guest}" + ("; exec sleep 60" if "HANG" in console else "")
+    starts = os.path.join(work, "starts")
+    # Each start appends a line to @starts; the first @silent_starts stay
+    # silent.
+    command = ["sh", "-c", f"echo >>{starts}; "
+               f"if [ $(wc -l <{starts}) -le {silent_starts} ]; then exec sleep 60; fi; {script}"]
     outdir = os.path.join(work, "out")
     start = time.monotonic()
     proc = subprocess.run([sys.executable, os.path.join(here, "console.py"), outdir, scenarios,
                            "/dev/null", str(timeout), "--"] + command,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=dict(os.environ, NP_VM_SILENT_S="1"))
     return proc.returncode, proc.stdout, outdir, time.monotonic() - start
 
 
@@ -83,6 +91,16 @@ check(status == 1 and "stopped before the end" in out and "Kernel panic" in out,
 status, out, _, seconds = run("@@NP-BOOTED@@\n@@NP-BEGIN one@@\nstuck\nHANG", timeout=2)
 check(status == 1 and "no end after 2 s" in out, f"a hung guest fails:\n{out}")
 check(seconds < 30, f"a hung guest is killed at the timeout (took {seconds:.1f} s)")
+
+status, out, _, seconds = run(ok_console, silent_starts=1)
+check(status == 0 and "starting it once more" in out and "hello from the guest" in out,
+      f"a qemu silent from its start is started once more:\n{out}")
+check(seconds < 30, f"the silent one is killed at once (took {seconds:.1f} s)")
+
+status, out, _, seconds = run(ok_console, timeout=4, silent_starts=2)
+check(status == 1 and out.count("starting it once more") == 1 and "no end after 4 s" in out,
+      f"a qemu silent twice is not started a third time, and fails at the timeout:\n{out}")
+check(seconds < 30, f"both silent ones are killed (took {seconds:.1f} s)")
 
 print(f"{count - failures} of {count} checks passed")
 sys.exit(1 if failures else 0)
