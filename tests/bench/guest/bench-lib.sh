@@ -7,6 +7,13 @@ bench_now() {
 	cut -d' ' -f1 /proc/uptime
 }
 
+# Sleep until second K after START (bench_now's), at once when that is
+# past: work done each second does not shift the next one.
+bench_sleep_until() {
+	sleep "$(awk -v s="$1" -v n="$(bench_now)" -v k="$2" \
+		'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')"
+}
+
 # NODES (list), NODE_COUNT, CPUS_<n> for each node, ALL_CPUS, and FAR_NODE:
 # the node farthest from node 0 (the lowest-numbered one on a tie).
 bench_topology() {

@@ -226,9 +226,7 @@ run_one() {
 		done
 		second=$((second + 1))
 		# Sample on the second, whatever the sampling itself took.
-		now=$(bench_now)
-		left=$(awk -v s="$start" -v n="$now" -v k="$second" 'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')
-		sleep "$left"
+		bench_sleep_until "$start" "$second"
 	done
 	for pid in $HOGS; do
 		thread_locality "$pid"

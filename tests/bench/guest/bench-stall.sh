@@ -21,6 +21,7 @@ node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/
 cpus0=$(bench_cpus_of 0)
 cpus_far=$(bench_cpus_of "$FAR_NODE")
 rounds=${BENCH_STALL_ROUNDS:-3}
+seconds=20
 : "${BENCH_STALL_PHASES:=none numaplaced numaplaced-far numaplaced-sched}"
 out=/tmp/stall.txt
 : >"$out"
@@ -90,19 +91,18 @@ while [ $round -le "$rounds" ]; do
 		start=$(bench_now)
 		recorder=
 		if [ "$phase" = numaplaced-sched ]; then
-			perf record -q -e sched:sched_switch -a -o /tmp/switch.data -- sleep 20 >/dev/null 2>&1 &
+			perf record -q -e sched:sched_switch -a -o /tmp/switch.data -- sleep "$seconds" >/dev/null 2>&1 &
 			recorder=$!
 		fi
 		if [ -n "${BENCH_STALL_SAMPLE:-}" ]; then
 			second=0
-			while [ $second -lt 20 ]; do
+			while [ $second -lt $seconds ]; do
 				bench_sample "$(bench_now)" "$hog" >/dev/null
 				second=$((second + 1))
-				sleep "$(awk -v s="$start" -v n="$(bench_now)" -v k="$second" \
-					'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')"
+				bench_sleep_until "$start" "$second"
 			done
 		else
-			sleep 20
+			sleep "$seconds"
 		fi
 		[ -z "$recorder" ] || wait "$recorder"
 		ticks=0
