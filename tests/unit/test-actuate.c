@@ -50,6 +50,10 @@ struct fake_kernel {
 	unsigned nr_moved_blocks;
 	uint64_t stale_pages; /* pages of blocks earlier calls moved, passed again */
 	uint64_t watched_to[4]; /* pages of [watch_lo, watch_hi) moved, per node */
+	/* Pages of [watch_lo, watch_hi) passed to a move at a higher address
+	 * than the one passed before them (one mover: calls in order). */
+	uintptr_t last_watched;
+	unsigned upward;
 };
 
 static int fake_block_node(const struct fake_kernel *fk, const void *page)
@@ -142,6 +146,10 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 		if ((uintptr_t)pages[i] >= fk->watch_lo && (uintptr_t)pages[i] < fk->watch_hi &&
 		    nodes[i] >= 0 && nodes[i] < 4 && status[i] == nodes[i])
 			__atomic_fetch_add(&fk->watched_to[nodes[i]], 1, __ATOMIC_RELAXED);
+		if ((uintptr_t)pages[i] >= fk->watch_lo && (uintptr_t)pages[i] < fk->watch_hi) {
+			fk->upward += fk->last_watched && (uintptr_t)pages[i] > fk->last_watched;
+			fk->last_watched = (uintptr_t)pages[i];
+		}
 	}
 	fk->pages_moved += count;
 	return 0;
@@ -1275,6 +1283,50 @@ static void test_dense_ranges_skip_lookups(void)
 	teardown(ctx, topo, stats);
 }
 
+/* A range's pages move from its top address down, call after call, so
+ * that a thread sweeping its memory upward meets a mover once per sweep
+ * instead of waiting page after page behind it (see move_range). With and
+ * without lookups (every page present, or every other one). */
+static void test_moves_top_down(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_task task;
+
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.movers = 1;
+	virtual_ns = 6000 * SEC;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	for (unsigned step = 1; step <= 2; step++) {
+		struct np_act_task at;
+		uintptr_t addr = 0;
+		int child = spawn_region_child(4000, step, &addr);
+
+		CHECK(child > 0);
+		if (child <= 0)
+			break;
+		memset(&fake, 0, sizeof(fake));
+		fake.ns_per_page = 50 * 1000; /* 20 ms calls of ~400 pages */
+		fake.watch_lo = addr;
+		fake.watch_hi = addr + 4000 * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
+		CHECK_U64(fake.watched_to[FAKE_NODE], 4000 / step);
+		CHECK(fake.calls > 5);
+		CHECK_INT(fake.upward, 0);
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 /* Memory in huge pages: once a call showed one (a -EBUSY page found on the
  * destination after it), no later call ends inside a huge page's block, so
  * no block's pages are passed again by the call after the one that moved
@@ -1947,6 +1999,7 @@ int main(void)
 	test_affinity_exit_during_set();
 	test_real_batches();
 	test_dense_ranges_skip_lookups();
+	test_moves_top_down();
 	test_huge_blocks_whole();
 	test_stop_hook();
 	test_movers();
