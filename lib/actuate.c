@@ -835,8 +835,9 @@ struct move_state {
 	uint64_t budget; /* bytes left under max_bytes; UINT64_MAX: none */
 	struct np_move_result *res;
 	bool stop;
-	/* A call's -EBUSY page was found on the destination after it: the
-	 * tail of a huge page the call moved whole. From then on a call
+	/* A call's -EBUSY page was found on the destination after it: one
+	 * of the other pages of a huge page the call moved whole, for the
+	 * first of its pages in the call. From then on a call
 	 * ends inside a huge page's block only where the rate or the budget
 	 * cuts it (huge_block_end). */
 	bool huge_seen;
@@ -845,8 +846,9 @@ struct move_state {
 };
 
 /* Account one move_pages batch: pages now on their destination count as
- * moved from their source. A page reported -EBUSY may be the tail of a huge
- * page its head already moved, so those are looked up once more (a lookup,
+ * moved from their source. A page reported -EBUSY may belong to a huge page
+ * the call moved whole for another of its pages, so those are looked up
+ * once more (a lookup,
  * not a retry) into @recheck, the call's nodes, free once it is made.
  * Returns the bytes moved. */
 static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *plan,
@@ -1295,10 +1297,18 @@ static int look_up(struct move_state *ms, unsigned n)
  * waits again, page after page, in step with the movers. Moved downward,
  * a sweep meets the movers once. In the 2-node guest (a 2-thread task's
  * 336 MiB moved with every CPU busy, 3 rounds), the task's slowest pass
- * was 170-194 ms upward against 94-130 downward (50-69 ms with no move),
- * and passes of 110 ms or more fell from 13 to 2; on 4 nodes of one CPU,
- * where the wait is for a mover that shares its CPU, the order changed
- * nothing measurable (docs/benchmarks-repeated.md).
+ * was 170-194 ms upward against 94-130 downward (50-69 ms with no placer),
+ * and passes of 100 ms or more fell from 17 to 4; on 4 nodes of one CPU,
+ * where the wait is for a mover that shares its CPU, going down gained
+ * nothing (docs/benchmarks-repeated.md).
+ *
+ * A chunk's low end is put on a huge page's block boundary when the range
+ * goes on below it: a dense chunk (no lookup) that ended inside a block
+ * would leave the rest of a huge page moved whole to the next chunk, which
+ * would pass those pages again and count them as moved twice. The early
+ * stop at numa_maps' count leaves out the bottom of a range, not its top:
+ * a range whose misplaced pages are low is looked up from the top all the
+ * same, which costs lookups, not moves.
  */
 static int move_range(struct move_state *ms, const struct candidate *c)
 {
@@ -1315,11 +1325,18 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		unsigned most = c->dense_src >= 0 ? QUERY_PAGES : ms->lane->model.query_pages;
 		uint64_t left = (top - c->start) / c->page_bytes;
 		unsigned n = left < most ? (unsigned)left : most;
+		uint64_t low = top - (uint64_t)n * c->page_bytes;
 		struct np_page_plan plan;
 		int err;
 
 		if (!n)
 			break;
+		if (low > c->start) {
+			uint64_t block = (low + HUGE_BLOCK_BYTES - 1) / HUGE_BLOCK_BYTES * HUGE_BLOCK_BYTES;
+
+			if (block < top)
+				n = (unsigned)((top - block) / c->page_bytes);
+		}
 		for (unsigned i = 0; i < n; i++)
 			ms->lane->pages[i] = (void *)(uintptr_t)(top - (i + 1) * c->page_bytes);
 		top -= n * c->page_bytes;

@@ -54,6 +54,10 @@ struct fake_kernel {
 	 * than the one passed before them (one mover: calls in order). */
 	uintptr_t last_watched;
 	unsigned upward;
+	/* Lookups of [watch_lo, watch_hi) whose lowest page is neither
+	 * watch_lo nor on a 2 MiB boundary: a chunk that ends inside a
+	 * huge page's block. */
+	unsigned unaligned_chunks;
 };
 
 static int fake_block_node(const struct fake_kernel *fk, const void *page)
@@ -114,10 +118,18 @@ static long fake_move_pages(void *data, int pid, unsigned long count, void **pag
 	if (!nodes) {
 		long r;
 
+		uintptr_t low = UINTPTR_MAX;
+
 		fk->lookups++;
-		for (unsigned long i = 0; i < count; i++)
-			fk->watched_lookups += (uintptr_t)pages[i] >= fk->watch_lo &&
-					       (uintptr_t)pages[i] < fk->watch_hi;
+		for (unsigned long i = 0; i < count; i++) {
+			bool watched = (uintptr_t)pages[i] >= fk->watch_lo &&
+				       (uintptr_t)pages[i] < fk->watch_hi;
+
+			fk->watched_lookups += watched;
+			if (watched && (uintptr_t)pages[i] < low)
+				low = (uintptr_t)pages[i];
+		}
+		fk->unaligned_chunks += low != UINTPTR_MAX && low != fk->watch_lo && low % (2ul << 20);
 		r = np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, NULL, status);
 		for (unsigned long i = 0; fk->huge && r >= 0 && i < count; i++)
 			if (fake_block_node(fk, pages[i]) >= 0)
@@ -1286,7 +1298,9 @@ static void test_dense_ranges_skip_lookups(void)
 /* A range's pages move from its top address down, call after call, so
  * that a thread sweeping its memory upward meets a mover once per sweep
  * instead of waiting page after page behind it (see move_range). With and
- * without lookups (every page present, or every other one). */
+ * without lookups (every page present, or every other one of a range
+ * that takes several lookups, each chunk starting on a 2 MiB boundary
+ * but the lowest). */
 static void test_moves_top_down(void)
 {
 	struct np_ctx *ctx;
@@ -1305,7 +1319,8 @@ static void test_moves_top_down(void)
 	for (unsigned step = 1; step <= 2; step++) {
 		struct np_act_task at;
 		uintptr_t addr = 0;
-		int child = spawn_region_child(4000, step, &addr);
+		unsigned pages = step == 1 ? 4000 : 10000;
+		int child = spawn_region_child(pages, step, &addr);
 
 		CHECK(child > 0);
 		if (child <= 0)
@@ -1313,13 +1328,17 @@ static void test_moves_top_down(void)
 		memset(&fake, 0, sizeof(fake));
 		fake.ns_per_page = 50 * 1000; /* 20 ms calls of ~400 pages */
 		fake.watch_lo = addr;
-		fake.watch_hi = addr + 4000 * 4096ul;
+		fake.watch_hi = addr + pages * 4096ul;
 		live_task(&task, child);
 		np_act_task_init(&at);
 		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
-		CHECK_U64(fake.watched_to[FAKE_NODE], 4000 / step);
+		CHECK_U64(fake.watched_to[FAKE_NODE], pages / step);
 		CHECK(fake.calls > 5);
 		CHECK_INT(fake.upward, 0);
+		if (step == 2) {
+			CHECK(fake.lookups > 1);
+			CHECK_INT(fake.unaligned_chunks, 0);
+		}
 		np_act_task_release(&at);
 		reap(child);
 	}
