@@ -3,14 +3,17 @@
 # its memory first touched on node 0, so that the daemon moves all of it,
 # while a 2-thread task on node 0's CPUs keeps those busy too (as in
 # compete once the daemon has narrowed the tasks). Each phase runs 20 s
-# from the task's "ready", a fresh pair of tasks and a fresh daemon each
+# from when the task was seen ready (polled once a second; the daemon,
+# if any, starts then), a fresh pair of tasks and a fresh daemon each
 # time, phases interleaved round by round:
-#   none        no placer: the task's passes with its memory remote
+#   none        no placer: the task's passes with its memory left remote
 #   numaplaced  the daemon with the shipped configuration
 # One line per phase: "phase ROUND NAME passes N max MS next MS MS MS
 # median MS far PAGES near PAGES daemon_cpu_s S" (the task's pages on the
-# far node and on node 0 at the end), then one line per pass of the task
-# of 20 ms or more: "pass ROUND NAME THREAD MS".
+# far node and on node 0 at the end, from numa_maps: its shared
+# libraries' pages too), then one line per pass of the task of 20 ms or
+# more: "pass ROUND NAME THREAD MS". The passes are all those after
+# "ready", the second or so before the daemon starts included.
 . /np/guest-lib.sh
 . /np/scenarios/bench-lib.sh
 bench_topology
@@ -20,7 +23,7 @@ cpus0=$(bench_cpus_of 0)
 cpus_far=$(bench_cpus_of "$FAR_NODE")
 rounds=${BENCH_STALL_ROUNDS:-3}
 seconds=20
-: "${BENCH_STALL_PHASES:=none numaplaced}"
+: "${BENCH_MOVESTALL_PHASES:=none numaplaced}"
 out=/tmp/movestall.txt
 : >"$out"
 np_numa_balancing 0
@@ -36,7 +39,7 @@ pass_summary() {
 conf=/etc/numaplaced/numaplaced.conf
 round=1
 while [ $round -le "$rounds" ]; do
-	for phase in $BENCH_STALL_PHASES; do
+	for phase in $BENCH_MOVESTALL_PHASES; do
 		case $phase in
 		none | numaplaced) ;;
 		*) np_fail "unknown phase $phase" ;;
