@@ -270,3 +270,12 @@ bench_stop_system() {
 	PLACER_PID=
 	np_numa_balancing 0
 }
+
+# The passes np-hog reported in FILE (its "pass N thread T ms X" lines):
+# "passes N max MS next MS MS MS median MS", the slowest four and the
+# median.
+bench_pass_summary() {
+	grep '^pass ' "$1" | awk '{ print $6 }' | sort -rn >/tmp/passes
+	n=$(wc -l </tmp/passes)
+	echo "passes $n max $(sed -n 1p /tmp/passes) next $(sed -n 2,4p /tmp/passes | tr '\n' ' ')median $(sed -n "$((n / 2 + 1))p" /tmp/passes)"
+}

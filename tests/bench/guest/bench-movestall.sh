@@ -28,14 +28,6 @@ out=/tmp/movestall.txt
 : >"$out"
 np_numa_balancing 0
 
-# The passes the task reported after "ready" in FILE: the slowest four and
-# the median.
-pass_summary() {
-	grep '^pass ' "$1" | awk '{ print $6 }' | sort -rn >/tmp/passes
-	n=$(wc -l </tmp/passes)
-	echo "passes $n max $(sed -n 1p /tmp/passes) next $(sed -n 2,4p /tmp/passes | tr '\n' ' ')median $(sed -n "$((n / 2 + 1))p" /tmp/passes)"
-}
-
 conf=/etc/numaplaced/numaplaced.conf
 round=1
 while [ $round -le "$rounds" ]; do
@@ -67,7 +59,7 @@ while [ $round -le "$rounds" ]; do
 			kill -TERM "$placer"
 			wait "$placer"
 		fi
-		echo "phase $round $phase $(pass_summary hog.out) far $far near $near daemon_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')" |
+		echo "phase $round $phase $(bench_pass_summary hog.out) far $far near $near daemon_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')" |
 			tee -a "$out"
 		grep '^pass ' hog.out | awk -v r="$round" -v p="$phase" '$6 >= 20 { print "pass", r, p, $4, $6 }' >>"$out"
 	done

@@ -30,14 +30,6 @@ case " $BENCH_STALL_PHASES " in
 *" numaplaced-sched "*) command -v perf >/dev/null || np_fail "numaplaced-sched needs perf: run with BENCH_PERF=1" ;;
 esac
 
-# The passes the task reported after "ready" in FILE: the slowest four and
-# the median.
-pass_summary() {
-	grep '^pass ' "$1" | awk '{ print $6 }' | sort -rn >/tmp/passes
-	n=$(wc -l </tmp/passes)
-	echo "passes $n max $(sed -n 1p /tmp/passes) next $(sed -n 2,4p /tmp/passes | tr '\n' ' ')median $(sed -n "$((n / 2 + 1))p" /tmp/passes)"
-}
-
 # From `perf script` of sched_switch on stdin: per CPU and program, the ms
 # it ran there (5 ms and more, and the daemon's whatever they are), and per
 # CPU the programs that took the CPU from a np-hog thread that could still
@@ -113,7 +105,7 @@ while [ $round -le "$rounds" ]; do
 			kill -TERM "$placer"
 			wait "$placer"
 		fi
-		echo "phase $round $phase $(pass_summary hog.out) daemon_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')" |
+		echo "phase $round $phase $(bench_pass_summary hog.out) daemon_cpu_s $(awk -v t="$ticks" 'BEGIN { printf "%.2f", t / 100 }')" |
 			tee -a "$out"
 		if [ "$phase" = numaplaced-sched ]; then
 			perf script -i /tmp/switch.data 2>/dev/null | switch_summary "$round" >>"$out"
