@@ -66,6 +66,24 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
 
 
+def failed_test_logs(lines):
+    """The blocks of meson's test log (which dh_auto_test prints when the
+    tests fail) of the tests that did not pass, each cut to 40 lines."""
+    blocks, block = [], None
+    for line in lines:
+        if re.match(r"^=+ \d+/\d+ =+$", line.strip()):
+            block = [line]
+            blocks.append(block)
+        elif block is not None:
+            block.append(line)
+    failed = []
+    for b in blocks:
+        result = next((l for l in b if l.startswith("result:")), "")
+        if result and "exit status 0" not in result and "skipped" not in result:
+            failed.extend(b[:40])
+    return failed
+
+
 def clean_env():
     """The build sees a plain environment, not meson test's."""
     env = {k: os.environ[k] for k in ("PATH", "HOME", "TMPDIR") if k in os.environ}
@@ -301,8 +319,13 @@ def main():
         p = subprocess.run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=src,
                            stdout=f, stderr=subprocess.STDOUT, env=clean_env())
     if p.returncode != 0:
+        lines = open(log).readlines()
+        failed = failed_test_logs(lines)
         print(f"FAIL: dpkg-buildpackage exit {p.returncode}; the end of {log}:")
-        print("".join(open(log).readlines()[-60:]))
+        print("".join(lines[-60:]))
+        if failed:
+            print("the logs of the tests that failed in the package build:")
+            print("".join(failed))
         return 1
     print(f"dpkg-buildpackage: {time.monotonic() - started:.0f} s")
     changelog_version = run(["dpkg-parsechangelog", "-S", "Version"], cwd=src).stdout.strip()
