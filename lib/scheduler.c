@@ -17,6 +17,7 @@ struct sched_settings {
 	uint64_t budget_bytes;
 	uint64_t min_rss_bytes;
 	unsigned min_cpu_percent;
+	uint64_t tick_slack_ms; /* half a tick: see due_after */
 };
 
 struct np_sched {
@@ -43,6 +44,7 @@ static int settings_from_config(struct sched_settings *set, const struct np_conf
 	    .budget_bytes = cfg->scan_budget_mb * MIB,
 	    .min_rss_bytes = cfg->min_rss_mb * MIB,
 	    .min_cpu_percent = cfg->min_cpu_percent,
+	    .tick_slack_ms = cfg->tick_ms / 2,
 	};
 	return 0;
 }
@@ -123,6 +125,19 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/*
+ * When a task that waits @wait_ms from @from is due. Reads happen at
+ * ticks, a tick apart give or take a few ms: a due time exactly @wait_ms on
+ * is met by the tick after it, as often as not a whole tick late (a task
+ * poked at one tick to wait one period was read two ticks on, not one).
+ * Set half a tick early, it is met by the tick nearest to it. tick_ms is
+ * at most scan_period_min_ms, so a period still spans at least one tick.
+ */
+static uint64_t due_after(const struct sched_settings *set, uint64_t from, uint64_t wait_ms)
+{
+	return add_sat(from, wait_ms - min_u64(wait_ms, set->tick_slack_ms));
+}
+
 int np_sched_set_config(struct np_sched *sched, const struct np_config *cfg)
 {
 	struct sched_settings set;
@@ -145,7 +160,7 @@ void np_sched_task_reload(const struct np_sched *sched, struct np_sched_task *st
 	st->next_read_ms = 0;
 	st->small_wait_ms = 0;
 	if (st->has_period)
-		st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
+		st->next_due_ms = due_after(set, st->period_start_ms, task_interval(set, st));
 }
 
 /* The CPU a task's work took: its own, and that of the children it waited
@@ -264,7 +279,7 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 		st->has_period = true;
 		st->cpu_ref_ticks = work_ticks(task);
 		st->has_cpu_ref = true;
-		st->next_due_ms = add_sat(now, task_interval(set, st));
+		st->next_due_ms = due_after(set, now, task_interval(set, st));
 		return NP_REASON_IDLE;
 	}
 	return NP_REASON_COUNT;
@@ -339,14 +354,14 @@ bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st, 
 	 * one CPU it allocated on would look small enough for a node of one),
 	 * and one of nothing shows none. A big task re-pinned at every tick
 	 * is not walked at every tick, nor left unlooked at for good. */
-	soon = add_sat(now, task_interval(set, st));
+	soon = due_after(set, now, task_interval(set, st));
 	if (!hold) {
 		st->next_due_ms = min_u64(st->next_due_ms, soon);
 		return first;
 	}
 	if (now - st->held_since_ms >= set->period_max_ms)
 		return first;
-	least = add_sat(now, set->period_min_ms);
+	least = due_after(set, now, set->period_min_ms);
 	due = st->next_due_ms > now ? min_u64(st->next_due_ms, soon) : soon;
 	st->next_due_ms = max_u64(due, least);
 	return first;
@@ -429,7 +444,7 @@ int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		st->has_period = true;
 		st->cpu_ref_ticks = work_ticks(task);
 		st->has_cpu_ref = true;
-		st->next_due_ms = add_sat(now, task_interval(&sched->set, st));
+		st->next_due_ms = due_after(&sched->set, now, task_interval(&sched->set, st));
 		plan->picks[plan->nr_picks++] = cands[c].index;
 		plan->picked_rss_bytes += rss;
 		/* A task bigger than the budget is read alone. */
@@ -475,7 +490,7 @@ static void adapt_period(struct np_sched *sched, struct np_sched_task *st,
 		st->period_start_ms = np_clock_now_ms(sched->clock);
 	}
 	st->rss_bytes = task->rss_bytes;
-	st->next_due_ms = add_sat(st->period_start_ms, task_interval(set, st));
+	st->next_due_ms = due_after(set, st->period_start_ms, task_interval(set, st));
 	st->next_read_ms = st->next_due_ms;
 }
 

@@ -162,6 +162,7 @@ static void test_repinned_due(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	quarter = cfg.scan_period_min_ms / 4;
+	cfg.tick_ms = quarter; /* the ticks below come a quarter period apart */
 	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_U64(reads_after(engine, params.clock, 0), 2); /* hog and local */
 	/* Within the period, nothing changed: nothing read. */
@@ -176,8 +177,12 @@ static void test_repinned_due(void)
 	CHECK_U64(reads_after(engine, params.clock, quarter / 2), 2); /* sees it */
 	CHECK_U64(reads_after(engine, params.clock, 2 * quarter), 2);
 	CHECK_U64(reads_after(engine, params.clock, 2 * quarter), 3);
-	/* And not again while its CPUs stay. */
-	CHECK_U64(reads_after(engine, params.clock, quarter), 3);
+	/* And not again while its CPUs stay: the next read is the local
+	 * task's, its period doubled to two shortest ones at its first read
+	 * and met by the tick nearest to its end (half a tick early). */
+	CHECK_U64(reads_after(engine, params.clock, quarter / 2), 3);
+	CHECK_U64(reads_after(engine, params.clock, quarter / 2), 4);
+	CHECK_U64(reads_after(engine, params.clock, 2 * quarter), 4);
 
 	engine_end(root, &params, &cfg, ctx, engine);
 }

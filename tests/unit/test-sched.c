@@ -15,6 +15,7 @@ static struct np_config test_config(void)
 	struct np_config cfg;
 
 	np_config_init(&cfg);
+	cfg.tick_ms = 0; /* plans at any time: due times exact (see due_after) */
 	return cfg;
 }
 
@@ -246,6 +247,90 @@ static void test_period_adapts(void)
 	np_state_table_clear(&table);
 	np_sched_free(sched);
 	np_clock_free(clock);
+}
+
+/* Reads of a stable task (stable outcomes) on ticks as the daemon makes
+ * them: @tick_ms apart give or take a few ms; whether the task's stat is
+ * read is decided at the tick's start (a kept record is not looked at),
+ * the plan comes after the scan, 8 ms on. Then a poke (its user gave it
+ * CPUs on other nodes) after the plan of the tick after a read. The gap of
+ * each read after the one before, and *@poked_gap, the poke to the read
+ * after it. */
+static void tick_gaps(const struct np_config *cfg, uint64_t tick_ms, uint64_t *gaps,
+		      unsigned nr_gaps, uint64_t *poked_gap)
+{
+	static const int jitter[] = {3, -2, 4, -1, 2, 5, -3, 1};
+	struct fake fake = {.pid = 7, .born_ms = 0, .rss_mb = 500, .cpu_percent = 50};
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct np_clock *clock;
+	struct np_sched *sched;
+	uint64_t last = 0, poked_at = 0;
+	unsigned n = 0, reads = 0;
+
+	*poked_gap = 0;
+	CHECK_INT(np_clock_new_virtual(5000, &clock), 0);
+	CHECK_INT(np_sched_new(cfg, clock, &sched), 0);
+	for (unsigned tick = 0; tick < 200 && !*poked_gap; tick++) {
+		bool kept = table.nr && !np_sched_needs_read(table.sched[0], np_clock_now_ms(clock));
+		uint64_t now;
+
+		CHECK_INT(np_clock_advance(clock, 8), 0);
+		now = np_clock_now_ms(clock);
+		make_list(&list, &fake, 1, now);
+		list.tasks[0].stat_kept = kept;
+		CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+		if (plan.nr_picks) {
+			if (poked_at)
+				*poked_gap = now - poked_at;
+			else if (reads++ && n < nr_gaps)
+				gaps[n++] = now - last;
+			last = now;
+			CHECK_INT(np_sched_done(sched, table.sched[0], &list.tasks[0], 4096,
+						NP_SCAN_STABLE),
+				  0);
+		} else if (n == nr_gaps && !poked_at && last) {
+			poked_at = now;
+			np_sched_task_poke(sched, table.sched[0], true);
+		}
+		CHECK_INT(np_clock_advance(clock, (uint64_t)((int)tick_ms - 8 + jitter[tick % 8])),
+			  0);
+	}
+	CHECK_INT(n, nr_gaps);
+	np_sched_plan_free(&plan);
+	np_state_table_clear(&table);
+	np_sched_free(sched);
+	np_clock_free(clock);
+}
+
+/* A due time comes half a tick early (due_after), so that a read is made
+ * at the tick nearest to it: a period of one tick is read a tick on, not a
+ * tick late whenever the tick that should read it starts a few ms before
+ * the time the last one's plan set, as it does when the scan before a plan
+ * takes longer than the ticks' jitter; so is a task poked to wait one
+ * shortest period. Without the lead (ticks taken as coming at any time),
+ * the same ticks read some of them a whole tick late (3 of the 5). */
+static void test_due_at_nearest_tick(void)
+{
+	struct np_config cfg;
+	uint64_t expect[] = {2000, 4000, 8000, 8000}, gaps[4], poked;
+	unsigned late = 0;
+
+	np_config_init(&cfg);
+	cfg.scan_period_max_ms = 8000;
+	tick_gaps(&cfg, cfg.tick_ms, gaps, 4, &poked);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK(gaps[i] + cfg.tick_ms / 2 > expect[i] && gaps[i] < expect[i] + cfg.tick_ms / 2);
+	CHECK(poked + cfg.tick_ms / 2 > cfg.scan_period_min_ms &&
+	      poked < cfg.scan_period_min_ms + cfg.tick_ms / 2);
+
+	cfg.tick_ms = 0;
+	tick_gaps(&cfg, 1000, gaps, 4, &poked);
+	for (unsigned i = 0; i < 4; i++)
+		late += gaps[i] >= expect[i] + 1000 / 2;
+	late += poked >= cfg.scan_period_min_ms + 1000 / 2;
+	CHECK(late > 0);
 }
 
 /* A planned read that is never reported still holds the task off for a
@@ -1146,6 +1231,7 @@ int main(void)
 {
 	test_scan_delay();
 	test_period_adapts();
+	test_due_at_nearest_tick();
 	test_no_double_read();
 	test_reads_when_needed();
 	test_busy_waits();
