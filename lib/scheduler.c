@@ -33,6 +33,11 @@ struct np_sched {
 
 static int settings_from_config(struct sched_settings *set, const struct np_config *cfg)
 {
+	/* The config file keeps tick_ms within scan_period_min_ms; a caller's
+	 * own config may not: a period still spans half of it. */
+	uint64_t tick =
+	    cfg->tick_ms < cfg->scan_period_min_ms ? cfg->tick_ms : cfg->scan_period_min_ms;
+
 	if (cfg->scan_period_min_ms == 0 || cfg->scan_period_min_ms > cfg->scan_period_max_ms ||
 	    cfg->scan_budget_mb == 0 || cfg->scan_budget_mb > UINT64_MAX / MIB ||
 	    cfg->min_rss_mb > UINT64_MAX / MIB)
@@ -44,7 +49,7 @@ static int settings_from_config(struct sched_settings *set, const struct np_conf
 	    .budget_bytes = cfg->scan_budget_mb * MIB,
 	    .min_rss_bytes = cfg->min_rss_mb * MIB,
 	    .min_cpu_percent = cfg->min_cpu_percent,
-	    .tick_slack_ms = cfg->tick_ms / 2,
+	    .tick_slack_ms = tick / 2,
 	};
 	return 0;
 }
@@ -173,8 +178,9 @@ static uint64_t work_ticks(const struct np_task *task)
 
 /*
  * CPU use since the last look (the last read, or the last time it was found
- * idle), or over its whole life before the first look. Windows are at least
- * one period long, so a 100 Hz tick counter gives a usable ratio.
+ * idle), or over its whole life before the first look. Windows are about a
+ * period long, and at least a tick, so a 100 Hz tick counter gives a usable
+ * ratio.
  */
 static bool task_is_idle(const struct sched_settings *set, const struct np_sched_task *st,
 			 const struct np_task *task, unsigned ticks_per_s, uint64_t now)

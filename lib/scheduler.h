@@ -146,7 +146,10 @@ void np_sched_set_busy(struct np_sched *sched, np_sched_busy_fn busy, void *data
 /* Plan this tick over @list, sorted by (pid, start_ticks); states[i] is the
  * state of list->tasks[i]. Picked tasks count as read now: until
  * np_sched_done adapts it, the next read waits a full period even if the
- * caller never reads. With @no_budget every due task is picked (a one-shot
+ * caller never reads. A period, like every wait the scheduler sets from a
+ * read, ends at the tick nearest its end: it is set half of tick_ms early
+ * (the first tick after it would as often as not be a whole tick late),
+ * and with tick_ms 0 (plans at any time) exact. With @no_budget every due task is picked (a one-shot
  * look). The list must have ticks_per_s set. Returns 0, -EINVAL or
  * -ENOMEM. */
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
@@ -184,8 +187,9 @@ bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms);
  * when it was due sooner, and its stat is read at this scan. The first
  * poke since its last read returns true: its CPU use is measured anew
  * from this scan's read (the caller's too). With @hold (its demand will
- * matter), its look waits for a window of use on its new CPUs: not
- * sooner than scan_period_min_ms, though it was due; each poke after that
+ * matter), its look waits for a window of use on its new CPUs: a
+ * shortest period (ended at the tick nearest its end), though it was due;
+ * each poke after that
  * pushes the look so, until the task has waited scan_period_max_ms since
  * the first (re-pinned again and again): then it is looked at when it is
  * due, by its use since the first. */

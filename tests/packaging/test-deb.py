@@ -68,7 +68,9 @@ def run(args, **kw):
 
 def failed_test_logs(lines):
     """The blocks of meson's test log (which dh_auto_test prints when the
-    tests fail) of the tests that did not pass, each cut to 40 lines."""
+    tests fail) of the tests that did not pass or skip, a long one cut to
+    its first 15 lines and its last 40 (stderr, where a check's failure
+    goes, comes last)."""
     blocks, block = [], None
     for line in lines:
         if re.match(r"^=+ \d+/\d+ =+$", line.strip()):
@@ -79,8 +81,9 @@ def failed_test_logs(lines):
     failed = []
     for b in blocks:
         result = next((l for l in b if l.startswith("result:")), "")
-        if result and "exit status 0" not in result and "skipped" not in result:
-            failed.extend(b[:40])
+        if not result or re.search(r"exit status (0|77)$|skipped", result.strip()):
+            continue
+        failed.extend(b if len(b) <= 60 else b[:15] + ["[...]\n"] + b[-40:])
     return failed
 
 

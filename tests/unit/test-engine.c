@@ -145,8 +145,8 @@ static uint64_t reads_after(struct np_engine *engine, struct np_clock *clock, ui
 }
 
 /* A task whose CPUs its user changed since its last look is read at the
- * next tick that is a shortest period after the change; one whose CPUs
- * stay, or move within their nodes, is not. */
+ * tick nearest a shortest period after the change, not before; one whose
+ * CPUs stay, or move within their nodes, is not. */
 static void test_repinned_due(void)
 {
 	struct np_engine_params params = {.dry_run = true};
@@ -162,7 +162,9 @@ static void test_repinned_due(void)
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_NEVER;
 	quarter = cfg.scan_period_min_ms / 4;
-	cfg.tick_ms = quarter; /* the ticks below come a quarter period apart */
+	/* The ticks below come at most a quarter period apart: periods end
+	 * an eighth early (half a tick), not later than the tick nearest. */
+	cfg.tick_ms = quarter;
 	engine_start(root, &params, &cfg, &ctx, &engine);
 	CHECK_U64(reads_after(engine, params.clock, 0), 2); /* hog and local */
 	/* Within the period, nothing changed: nothing read. */

@@ -266,14 +266,17 @@ static void tick_gaps(const struct np_config *cfg, uint64_t tick_ms, uint64_t *g
 	struct np_sched_plan plan = {0};
 	struct np_clock *clock;
 	struct np_sched *sched;
-	uint64_t last = 0, poked_at = 0;
+	uint64_t last = 0, poked_at = 0, period, next;
+	uint64_t lead =
+	    (cfg->tick_ms < cfg->scan_period_min_ms ? cfg->tick_ms : cfg->scan_period_min_ms) / 2;
 	unsigned n = 0, reads = 0;
 
 	*poked_gap = 0;
 	CHECK_INT(np_clock_new_virtual(5000, &clock), 0);
 	CHECK_INT(np_sched_new(cfg, clock, &sched), 0);
 	for (unsigned tick = 0; tick < 200 && !*poked_gap; tick++) {
-		bool kept = table.nr && !np_sched_needs_read(table.sched[0], np_clock_now_ms(clock));
+		bool kept =
+		    table.nr && !np_sched_needs_read(table.sched[0], np_clock_now_ms(clock));
 		uint64_t now;
 
 		CHECK_INT(np_clock_advance(clock, 8), 0);
@@ -290,6 +293,9 @@ static void tick_gaps(const struct np_config *cfg, uint64_t tick_ms, uint64_t *g
 			CHECK_INT(np_sched_done(sched, table.sched[0], &list.tasks[0], 4096,
 						NP_SCAN_STABLE),
 				  0);
+			/* Due half a tick before its period ends. */
+			np_sched_task_period(sched, table.sched[0], &period, &next);
+			CHECK_U64(next, now + period - lead);
 		} else if (n == nr_gaps && !poked_at && last) {
 			poked_at = now;
 			np_sched_task_poke(sched, table.sched[0], true);
@@ -321,10 +327,23 @@ static void test_due_at_nearest_tick(void)
 	cfg.scan_period_max_ms = 8000;
 	tick_gaps(&cfg, cfg.tick_ms, gaps, 4, &poked);
 	for (unsigned i = 0; i < 4; i++)
-		CHECK(gaps[i] + cfg.tick_ms / 2 > expect[i] && gaps[i] < expect[i] + cfg.tick_ms / 2);
+		CHECK(gaps[i] + cfg.tick_ms / 2 > expect[i] &&
+		      gaps[i] < expect[i] + cfg.tick_ms / 2);
 	CHECK(poked + cfg.tick_ms / 2 > cfg.scan_period_min_ms &&
 	      poked < cfg.scan_period_min_ms + cfg.tick_ms / 2);
 
+	/* A period that is no multiple of the tick: 2000 ms at a 300 ms
+	 * tick is read 7 ticks on, the tick nearest its end (6 ticks, 1800,
+	 * is farther; a whole tick's lead would read there). */
+	cfg.scan_period_min_ms = cfg.scan_period_max_ms = 2000;
+	cfg.tick_ms = 300;
+	tick_gaps(&cfg, cfg.tick_ms, gaps, 4, &poked);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK(gaps[i] > 2100 - 30 && gaps[i] < 2100 + 30);
+	CHECK(poked > 2100 - 30 && poked < 2100 + 30);
+
+	cfg.scan_period_min_ms = 1000;
+	cfg.scan_period_max_ms = 8000;
 	cfg.tick_ms = 0;
 	tick_gaps(&cfg, 1000, gaps, 4, &poked);
 	for (unsigned i = 0; i < 4; i++)
