@@ -109,6 +109,8 @@ bench_affinity() {
 #               such a series can be run again
 #   numaplaced-nosample  the same with run_sample_hz = 0: no CPU samples,
 #               small and idle tasks read at each wait's end (a baseline)
+# BENCH_NUMAPLACED_SETTING, when set, is one more line of configuration
+# for every numaplaced system (an experiment: "migrate_threads = 4").
 bench_start_system() {
 	PLACER_PID=
 	np_numa_balancing 0
@@ -171,6 +173,10 @@ bench_start_system() {
 		numaplaced-nosample) setting="run_sample_hz = 0" ;;
 		*) setting= ;;
 		esac
+		if [ -n "${BENCH_NUMAPLACED_SETTING:-}" ]; then
+			setting="$setting${setting:+
+}$BENCH_NUMAPLACED_SETTING"
+		fi
 		if [ -n "$setting" ]; then
 			conf=/tmp/$1.conf
 			{ cat /etc/numaplaced/numaplaced.conf; echo "$setting"; } >"$conf"
