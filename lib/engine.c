@@ -544,7 +544,7 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 
 		if (st->th) {
 			unsigned threads = 0;
-			struct np_th_env env = {engine->ctx, engine->act, engine->topo, 0, 0};
+			struct np_th_env env = {engine->ctx, engine->act, engine->topo, 0, 0, 0};
 
 			np_backoff_succeeded(&st->act.backoff);
 			err = np_thread_homes_give_back(&env, st->th, &st->act, st->pid,
@@ -2136,7 +2136,7 @@ static bool thread_homes_on(const struct np_engine *engine)
 static struct np_th_env th_env(const struct np_engine *engine, const struct tick *t)
 {
 	return (struct np_th_env){engine->ctx, engine->act, t->snap->topo, t->now_ms,
-				  t->list->ticks_per_s};
+				  t->list->ticks_per_s, engine->cfg.tick_ms};
 }
 
 /* The plan spreads it: more busy threads than a node it may use has CPUs. */

@@ -558,7 +558,7 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 		*thp = th;
 	}
 	if (th->sampling) {
-		if (env->now_ms - th->sample_ms < NP_TH_SAMPLE_MS)
+		if (!np_th_sample_ended(env->now_ms, th->sample_ms, env->tick_ms))
 			return 0;
 		err = settle(env, th, at, task, nodes);
 		if (err == 1) {

@@ -130,6 +130,7 @@ struct np_th_env {
 	const struct np_topology *topo;
 	uint64_t now_ms;
 	unsigned ticks_per_s;
+	uint64_t tick_ms; /* how far apart looks come at the least (tick_ms) */
 };
 
 /*
@@ -160,6 +161,18 @@ enum np_th_step {
 #define NP_TH_SAMPLE_MS 1000
 #define NP_TH_HOLD_MS 60000
 #define NP_TH_HOLD_MAX_MS (16 * 60000)
+
+/* Whether a sample started at @sample_ms is read by a look at @now_ms,
+ * looks coming @tick_ms apart: at the look nearest the sample's end. The
+ * first look after the end, a tick on give or take a few ms, would as
+ * often as not be the one after that (a tick fired a ms early), and the
+ * task's next look may be a period later still. */
+static inline bool np_th_sample_ended(uint64_t now_ms, uint64_t sample_ms, uint64_t tick_ms)
+{
+	uint64_t lead = tick_ms < NP_TH_SAMPLE_MS ? tick_ms / 2 : NP_TH_SAMPLE_MS / 2;
+
+	return now_ms >= sample_ms && now_ms - sample_ms + lead >= NP_TH_SAMPLE_MS;
+}
 
 /*
  * A look at @task (details read, checked by np_thread_homes_check) that

@@ -256,7 +256,7 @@ static void test_check_gone(void)
 	int tids[4];
 
 	if (th_fixture_start(&f)) {
-		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100};
+		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100, 1000};
 
 		th_fixture_homes(&f, homed, 2);
 		CHECK_INT(np_thread_homes_check(&env, f.th, &f.at, &f.task), 1);
@@ -278,7 +278,7 @@ static void test_give_back_same_node(void)
 	int tids[4];
 
 	if (th_fixture_start(&f)) {
-		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100};
+		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100, 1000};
 
 		th_fixture_homes(&f, homed, 2);
 		CHECK_INT(np_thread_homes_give_back(&env, f.th, &f.at, f.task.pid,
@@ -291,6 +291,26 @@ static void test_give_back_same_node(void)
 	th_fixture_end(&f);
 }
 
+/* A sample of a task's writes is read at the look nearest its end: a
+ * look a tick on that came a ms early reads it, not a tick later. */
+static void test_sample_ended(void)
+{
+	CHECK(!np_th_sample_ended(5000, 5000, 1000));
+	CHECK(!np_th_sample_ended(5499, 5000, 1000));
+	CHECK(np_th_sample_ended(5500, 5000, 1000));
+	CHECK(np_th_sample_ended(5999, 5000, 1000)); /* a tick on, a ms early */
+	CHECK(np_th_sample_ended(7000, 5000, 1000));
+	/* Short ticks: half of one early, not more. */
+	CHECK(!np_th_sample_ended(5994, 5000, 10));
+	CHECK(np_th_sample_ended(5995, 5000, 10));
+	/* Ticks longer than a sample: read at the next look, never before
+	 * half a sample. */
+	CHECK(!np_th_sample_ended(5499, 5000, 5000));
+	CHECK(np_th_sample_ended(5500, 5000, 5000));
+	/* A clock before the sample's start (cannot happen): not ended. */
+	CHECK(!np_th_sample_ended(4000, 5000, 1000));
+}
+
 int main(void)
 {
 	test_compete_4node();
@@ -301,5 +321,6 @@ int main(void)
 	test_handed();
 	test_check_gone();
 	test_give_back_same_node();
+	test_sample_ended();
 	return check_done();
 }
