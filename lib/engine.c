@@ -2359,6 +2359,12 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 			engine->thread_homes = false;
 		return false;
 	}
+	if (step == NP_TH_SAMPLING)
+		np_log(engine->ctx, LOG_DEBUG, "pid %d (%s): a sample of its threads' writes runs",
+		       e->task.pid, e->task.comm);
+	else if (step == NP_TH_WAITING && st->th && st->th->sampling)
+		np_log(engine->ctx, LOG_DEBUG, "pid %d (%s): its threads' sample not yet read",
+		       e->task.pid, e->task.comm);
 	if (step == NP_TH_SET)
 		np_log(engine->ctx, LOG_INFO,
 		       "pid %d (%s): %u thread%s homed; %llu MiB written by one thread alone, "
