@@ -544,7 +544,8 @@ int np_engine_give_back_all(struct np_engine *engine, unsigned *restored, unsign
 
 		if (st->th) {
 			unsigned threads = 0;
-			struct np_th_env env = {engine->ctx, engine->act, engine->topo, 0, 0, 0};
+			struct np_th_env env = {
+			    .ctx = engine->ctx, .act = engine->act, .topo = engine->topo};
 
 			np_backoff_succeeded(&st->act.backoff);
 			err = np_thread_homes_give_back(&env, st->th, &st->act, st->pid,
@@ -2135,8 +2136,12 @@ static bool thread_homes_on(const struct np_engine *engine)
 
 static struct np_th_env th_env(const struct np_engine *engine, const struct tick *t)
 {
-	return (struct np_th_env){engine->ctx, engine->act, t->snap->topo, t->now_ms,
-				  t->list->ticks_per_s, engine->cfg.tick_ms};
+	return (struct np_th_env){.ctx = engine->ctx,
+				  .act = engine->act,
+				  .topo = t->snap->topo,
+				  .now_ms = t->now_ms,
+				  .ticks_per_s = t->list->ticks_per_s,
+				  .tick_ms = engine->cfg.tick_ms};
 }
 
 /* The plan spreads it: more busy threads than a node it may use has CPUs. */
@@ -2378,7 +2383,7 @@ static bool th_look(struct np_engine *engine, struct tick *t, struct np_snap_tas
 	if (st->th && st->th->nr_areas && engine->moves_off_loop && e->mem.nr_vmas &&
 	    np_actuator_move_room(engine->act))
 		th_move(engine, t, e, st);
-	return step != NP_TH_WAITING || (st->th && st->th->nr_areas);
+	return step != NP_TH_WAITING || (st->th && (st->th->nr_areas || st->th->sampling));
 }
 
 /* What a status shows of @th. */

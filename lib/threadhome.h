@@ -130,7 +130,8 @@ struct np_th_env {
 	const struct np_topology *topo;
 	uint64_t now_ms;
 	unsigned ticks_per_s;
-	uint64_t tick_ms; /* how far apart looks come at the least (tick_ms) */
+	uint64_t tick_ms; /* the ticks' interval; 0: a sample is read only
+			   * once it has run its full length */
 };
 
 /*
@@ -154,10 +155,10 @@ enum np_th_step {
 };
 
 /* How long a sample of the threads' writes runs before it is read (at
- * the task's next look after that), and how long homes stand before
- * another sample may change them: a minute, doubled after each sample
- * that changed nothing, up to 16 (a sample costs the task a fault per
- * page it writes). */
+ * the look nearest its end: np_th_sample_ended), and how long homes
+ * stand before another sample may change them: a minute, doubled after
+ * each sample that changed nothing, up to 16 (a sample costs the task a
+ * fault per page it writes). */
 #define NP_TH_SAMPLE_MS 1000
 #define NP_TH_HOLD_MS 60000
 #define NP_TH_HOLD_MAX_MS (16 * 60000)
@@ -177,7 +178,8 @@ static inline bool np_th_sample_ended(uint64_t now_ms, uint64_t sample_ms, uint6
 /*
  * A look at @task (details read, checked by np_thread_homes_check) that
  * the plan spreads: the first starts a sample of its threads' writes; the
- * first after NP_TH_SAMPLE_MS reads it, gives each busy thread with
+ * first that np_th_sample_ended lets read it (a first sample is checked
+ * by a second, started at once) gives each busy thread with
  * memory of its own a node (np_thread_homes_assign over @nodes, the
  * others' load, which is updated), narrows the threads whose node
  * changed (from the mask they had to their node's CPUs), and leaves in

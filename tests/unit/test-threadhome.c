@@ -256,7 +256,8 @@ static void test_check_gone(void)
 	int tids[4];
 
 	if (th_fixture_start(&f)) {
-		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100, 1000};
+		struct np_th_env env = {
+		    .ctx = f.ctx, .act = f.act, .topo = f.topo, .now_ms = 5000, .ticks_per_s = 100};
 
 		th_fixture_homes(&f, homed, 2);
 		CHECK_INT(np_thread_homes_check(&env, f.th, &f.at, &f.task), 1);
@@ -278,7 +279,8 @@ static void test_give_back_same_node(void)
 	int tids[4];
 
 	if (th_fixture_start(&f)) {
-		struct np_th_env env = {f.ctx, f.act, f.topo, 5000, 100, 1000};
+		struct np_th_env env = {
+		    .ctx = f.ctx, .act = f.act, .topo = f.topo, .now_ms = 5000, .ticks_per_s = 100};
 
 		th_fixture_homes(&f, homed, 2);
 		CHECK_INT(np_thread_homes_give_back(&env, f.th, &f.at, f.task.pid,
@@ -307,6 +309,9 @@ static void test_sample_ended(void)
 	 * half a sample. */
 	CHECK(!np_th_sample_ended(5499, 5000, 5000));
 	CHECK(np_th_sample_ended(5500, 5000, 5000));
+	/* No ticks (tick_ms 0): the full length. */
+	CHECK(!np_th_sample_ended(5999, 5000, 0));
+	CHECK(np_th_sample_ended(6000, 5000, 0));
 	/* A clock before the sample's start (cannot happen): not ended. */
 	CHECK(!np_th_sample_ended(4000, 5000, 1000));
 }
