@@ -1252,6 +1252,31 @@ static void test_movers(void)
 	teardown(ctx, topo, stats);
 }
 
+/* A child with @pages pages, every @step-th present, moved to FAKE_NODE
+ * as a task of its own by @act, the fake watching its region at
+ * @ns_per_page: its pid (the caller reaps it), or <= 0 (checked failed). */
+static int move_region_child(struct np_actuator *act, unsigned pages, unsigned step,
+			     uint64_t ns_per_page, struct np_move_result *res)
+{
+	struct np_act_task at;
+	struct np_task task;
+	uintptr_t addr = 0;
+	int child = spawn_region_child(pages, step, &addr);
+
+	CHECK(child > 0);
+	if (child <= 0)
+		return child;
+	memset(&fake, 0, sizeof(fake));
+	fake.ns_per_page = ns_per_page;
+	fake.watch_lo = addr;
+	fake.watch_hi = addr + pages * 4096ul;
+	live_task(&task, child);
+	np_act_task_init(&at);
+	CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, res), 0);
+	np_act_task_release(&at);
+	return child;
+}
+
 /* A range numa_maps shows as wholly present on one node is moved without
  * looking its pages up; one with holes is looked up. */
 static void test_dense_ranges_skip_lookups(void)
@@ -1262,33 +1287,21 @@ static void test_dense_ranges_skip_lookups(void)
 	struct np_actuator_params params;
 	struct np_actuator *act;
 	struct np_move_result res;
-	struct np_task task;
 
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
 	fake_params(&params);
 	virtual_ns = 5000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	for (unsigned step = 1; step <= 2; step++) {
-		struct np_act_task at;
-		uintptr_t addr = 0;
-		int child = spawn_region_child(4000, step, &addr);
+		int child = move_region_child(act, 4000, step, 1000, &res);
 
-		CHECK(child > 0);
 		if (child <= 0)
 			break;
-		memset(&fake, 0, sizeof(fake));
-		fake.ns_per_page = 1000;
-		fake.watch_lo = addr;
-		fake.watch_hi = addr + 4000 * 4096ul;
-		live_task(&task, child);
-		np_act_task_init(&at); /* each child is a task of its own */
-		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 		CHECK(res.pages_moved >= 4000 / step);
 		if (step == 1)
 			CHECK_U64(fake.watched_lookups, 0);
 		else
 			CHECK_U64(fake.watched_lookups, 4000);
-		np_act_task_release(&at);
 		reap(child);
 	}
 	np_actuator_free(act);
@@ -1309,7 +1322,6 @@ static void test_moves_top_down(void)
 	struct np_actuator_params params;
 	struct np_actuator *act;
 	struct np_move_result res;
-	struct np_task task;
 
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
 	fake_params(&params);
@@ -1317,21 +1329,12 @@ static void test_moves_top_down(void)
 	virtual_ns = 6000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	for (unsigned step = 1; step <= 2; step++) {
-		struct np_act_task at;
-		uintptr_t addr = 0;
 		unsigned pages = step == 1 ? 4000 : 10000;
-		int child = spawn_region_child(pages, step, &addr);
+		/* 20 ms calls of ~400 pages */
+		int child = move_region_child(act, pages, step, 50 * 1000, &res);
 
-		CHECK(child > 0);
 		if (child <= 0)
 			break;
-		memset(&fake, 0, sizeof(fake));
-		fake.ns_per_page = 50 * 1000; /* 20 ms calls of ~400 pages */
-		fake.watch_lo = addr;
-		fake.watch_hi = addr + pages * 4096ul;
-		live_task(&task, child);
-		np_act_task_init(&at);
-		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 		CHECK_U64(fake.watched_to[FAKE_NODE], pages / step);
 		CHECK(fake.calls > 5);
 		CHECK_INT(fake.upward, 0);
@@ -1339,7 +1342,6 @@ static void test_moves_top_down(void)
 			CHECK(fake.lookups > 1);
 			CHECK_INT(fake.unaligned_chunks, 0);
 		}
-		np_act_task_release(&at);
 		reap(child);
 	}
 	np_actuator_free(act);
