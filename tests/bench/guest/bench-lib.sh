@@ -14,8 +14,9 @@ bench_sleep_until() {
 		'BEGIN { d = s + k - n; if (d < 0) d = 0; printf "%.2f", d }')"
 }
 
-# NODES (list), NODE_COUNT, CPUS_<n> for each node, ALL_CPUS, and FAR_NODE:
-# the node farthest from node 0 (the lowest-numbered one on a tie).
+# NODES (list), NODE_COUNT, CPUS_<n> for each node, ALL_CPUS, FAR_NODE:
+# the node farthest from node 0 (the lowest-numbered one on a tie), and
+# NODE_MIB: node 0's memory in MiB (the guests' nodes are of one size).
 bench_topology() {
 	NODES=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-");
 		for (j = r[1]; j <= r[n]; j++) printf "%d ", j } }' /sys/devices/system/node/online)
@@ -27,6 +28,7 @@ bench_topology() {
 	ALL_CPUS=$(cat /sys/devices/system/cpu/online)
 	FAR_NODE=$(awk '{ far = 0; for (i = 2; i <= NF; i++) if ($i > $(far + 1)) far = i - 1; print far }' \
 		/sys/devices/system/node/node0/distance)
+	NODE_MIB=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
 }
 
 # CPU list of node N.

@@ -16,7 +16,7 @@ bench_topology
 
 scenarios=${BENCH_SCENARIOS:-misplaced compete big spread shift split churn}
 systems=${BENCH_SYSTEMS:-none kernel numad numad-i5 numaplaced numaplaced-memonly}
-node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
+node_mib=$NODE_MIB
 cpus0=$(bench_cpus_of 0)
 cpus_far=$(bench_cpus_of "$FAR_NODE")
 

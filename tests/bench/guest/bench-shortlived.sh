@@ -21,7 +21,7 @@ rounds=${BENCH_SHORTLIVED_ROUNDS:-3}
 count=${BENCH_SHORTLIVED_COUNT:-2000}
 life_ms=${BENCH_SHORTLIVED_LIFE_MS:-40}
 systems=${BENCH_SHORTLIVED_SYSTEMS:-none kernel numad numaplaced}
-node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
+node_mib=$NODE_MIB
 out=/tmp/shortlived.txt
 : >"$out"
 {

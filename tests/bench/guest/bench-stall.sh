@@ -17,7 +17,7 @@
 . /np/scenarios/bench-lib.sh
 bench_topology
 
-node_mib=$(awk '$3 == "MemTotal:" { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
+node_mib=$NODE_MIB
 cpus0=$(bench_cpus_of 0)
 cpus_far=$(bench_cpus_of "$FAR_NODE")
 rounds=${BENCH_STALL_ROUNDS:-3}
