@@ -34,3 +34,16 @@ int np_clock_advance(struct np_clock *clock, uint64_t ms);
 /* Set a virtual clock to @ms. Time never goes back: -EINVAL when @ms is
  * before the current time or the clock is real. */
 int np_clock_set(struct np_clock *clock, uint64_t ms);
+
+/*
+ * The lead by which a tick may take a wait as over: half a tick, at most
+ * half of @shortest_wait_ms (so a wait still spans a tick). Ticks come
+ * @tick_ms apart, give or take a few ms: a wait that ends between two
+ * is best taken as over at the tick nearest its end; the first tick after
+ * the end is, as often as not (a tick fired a ms early), a whole tick late.
+ * A @tick_ms of 0 (looks at any time) leads by nothing.
+ */
+static inline uint64_t np_tick_lead_ms(uint64_t tick_ms, uint64_t shortest_wait_ms)
+{
+	return (tick_ms < shortest_wait_ms ? tick_ms : shortest_wait_ms) / 2;
+}

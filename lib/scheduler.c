@@ -17,7 +17,7 @@ struct sched_settings {
 	uint64_t budget_bytes;
 	uint64_t min_rss_bytes;
 	unsigned min_cpu_percent;
-	uint64_t tick_slack_ms; /* half a tick: see due_after */
+	uint64_t tick_lead_ms; /* see due_after */
 };
 
 struct np_sched {
@@ -33,11 +33,6 @@ struct np_sched {
 
 static int settings_from_config(struct sched_settings *set, const struct np_config *cfg)
 {
-	/* The config file keeps tick_ms within scan_period_min_ms; a caller's
-	 * own config may not: a period still spans half of it. */
-	uint64_t tick =
-	    cfg->tick_ms < cfg->scan_period_min_ms ? cfg->tick_ms : cfg->scan_period_min_ms;
-
 	if (cfg->scan_period_min_ms == 0 || cfg->scan_period_min_ms > cfg->scan_period_max_ms ||
 	    cfg->scan_budget_mb == 0 || cfg->scan_budget_mb > UINT64_MAX / MIB ||
 	    cfg->min_rss_mb > UINT64_MAX / MIB)
@@ -49,7 +44,9 @@ static int settings_from_config(struct sched_settings *set, const struct np_conf
 	    .budget_bytes = cfg->scan_budget_mb * MIB,
 	    .min_rss_bytes = cfg->min_rss_mb * MIB,
 	    .min_cpu_percent = cfg->min_cpu_percent,
-	    .tick_slack_ms = tick / 2,
+	    /* The config file keeps tick_ms within scan_period_min_ms; a
+	     * caller's own config may not: the lead is at most half of it. */
+	    .tick_lead_ms = np_tick_lead_ms(cfg->tick_ms, cfg->scan_period_min_ms),
 	};
 	return 0;
 }
@@ -131,16 +128,14 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 }
 
 /*
- * When a task that waits @wait_ms from @from is due. Reads happen at
- * ticks, a tick apart give or take a few ms: a due time exactly @wait_ms on
- * is met by the tick after it, as often as not a whole tick late (a task
- * poked at one tick to wait one period was read two ticks on, not one).
- * Set half a tick early, it is met by the tick nearest to it. tick_ms is
- * at most scan_period_min_ms, so a period still spans at least one tick.
+ * When a task that waits @wait_ms from @from is due: set a tick's lead
+ * early (np_tick_lead_ms), it is met by the tick nearest its end. Exactly
+ * @wait_ms on, a task poked at one tick to wait one period was as often
+ * as not read two ticks on, not one.
  */
 static uint64_t due_after(const struct sched_settings *set, uint64_t from, uint64_t wait_ms)
 {
-	return add_sat(from, wait_ms - min_u64(wait_ms, set->tick_slack_ms));
+	return add_sat(from, wait_ms - min_u64(wait_ms, set->tick_lead_ms));
 }
 
 int np_sched_set_config(struct np_sched *sched, const struct np_config *cfg)
@@ -260,8 +255,11 @@ static enum np_reason cheap_verdict(struct np_sched *sched, struct np_sched_task
 	}
 	if (!st->has_due) {
 		/* Due since the moment it came of age: how overdue it is
-		 * orders it against tasks waiting for their period. */
-		st->next_due_ms = now - min_u64(now, task->age_ms - set->scan_delay_ms);
+		 * orders it against tasks waiting for their period, whose
+		 * due times lead by as much (due_after). The age itself
+		 * gets no lead: no task is read before scan_delay_ms. */
+		st->next_due_ms = now - min_u64(now, task->age_ms - set->scan_delay_ms +
+							 set->tick_lead_ms);
 		st->has_due = true;
 	}
 	if (task->rss_bytes < set->min_rss_bytes) {

@@ -148,10 +148,9 @@ void np_sched_set_busy(struct np_sched *sched, np_sched_busy_fn busy, void *data
  * np_sched_done adapts it, the next read waits a full period even if the
  * caller never reads. A period, like every wait the scheduler sets from a
  * read, ends at the tick nearest its end: it is set half of tick_ms early
- * (the first tick after it would as often as not be a whole tick late),
- * and with tick_ms 0 (plans at any time) exact. With @no_budget every due task is picked (a one-shot
- * look). The list must have ticks_per_s set. Returns 0, -EINVAL or
- * -ENOMEM. */
+ * (np_tick_lead_ms), and with tick_ms 0 (plans at any time) exact. With
+ * @no_budget every due task is picked (a one-shot look). The list must
+ * have ticks_per_s set. Returns 0, -EINVAL or -ENOMEM. */
 int np_sched_plan(struct np_sched *sched, const struct np_task_list *list,
 		  struct np_sched_task *const *states, bool no_budget, struct np_sched_plan *plan);
 

@@ -6,6 +6,7 @@
 
 #include "actuate.h"
 #include "bitmap.h"
+#include "clock.h"
 #include "writers.h"
 
 /*
@@ -164,13 +165,12 @@ enum np_th_step {
 #define NP_TH_HOLD_MAX_MS (16 * 60000)
 
 /* Whether a sample started at @sample_ms is read by a look at @now_ms,
- * looks coming @tick_ms apart: at the look nearest the sample's end. The
- * first look after the end, a tick on give or take a few ms, would as
- * often as not be the one after that (a tick fired a ms early), and the
- * task's next look may be a period later still. */
+ * looks coming @tick_ms apart: at the look nearest the sample's end
+ * (np_tick_lead_ms). A look a tick late could put the read off by a
+ * whole period of the task's. */
 static inline bool np_th_sample_ended(uint64_t now_ms, uint64_t sample_ms, uint64_t tick_ms)
 {
-	uint64_t lead = tick_ms < NP_TH_SAMPLE_MS ? tick_ms / 2 : NP_TH_SAMPLE_MS / 2;
+	uint64_t lead = np_tick_lead_ms(tick_ms, NP_TH_SAMPLE_MS);
 
 	return now_ms >= sample_ms && now_ms - sample_ms + lead >= NP_TH_SAMPLE_MS;
 }

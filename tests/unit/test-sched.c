@@ -652,6 +652,49 @@ static void test_budget(void)
 	np_clock_free(clock);
 }
 
+/* Under the budget, a task just come of age and one whose period ended
+ * are ordered by how long each has truly been due: a period's due time
+ * leads by half a tick (due_after), so the age's does too. */
+static void test_budget_order_with_lead(void)
+{
+	struct np_config cfg = test_config();
+	struct fake fakes[] = {
+	    {.pid = 1, .born_ms = 0, .rss_mb = 600, .cpu_percent = 100},
+	    /* Of age at 10900, before pid 1's period ends at 11000. */
+	    {.pid = 2, .born_ms = 9900, .rss_mb = 600, .cpu_percent = 100},
+	};
+	struct np_task_list list = new_list();
+	struct np_state_table table = {0};
+	struct np_sched_plan plan = {0};
+	struct np_clock *clock;
+	struct np_sched *sched;
+
+	cfg.tick_ms = 500; /* a lead of 250 ms */
+	cfg.scan_budget_mb = 1024;
+	CHECK_INT(np_clock_new_virtual(10000, &clock), 0);
+	CHECK_INT(np_sched_new(&cfg, clock, &sched), 0);
+
+	make_list(&list, fakes, 2, 10000);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.nr_picks, 1);
+	CHECK_INT(plan.picks[0], 0);
+	CHECK_INT(plan.verdicts[1].reason, NP_REASON_TOO_YOUNG);
+
+	/* Both due, one fits: pid 2, due 100 ms longer. Without the age's
+	 * lead pid 1 (due at 10750 by its lead) would have gone first. */
+	CHECK_INT(np_clock_set(clock, 11000), 0);
+	make_list(&list, fakes, 2, 11000);
+	CHECK_INT(plan_tick(sched, &table, &list, &plan), 0);
+	CHECK_INT(plan.nr_picks, 1);
+	CHECK_INT(plan.picks[0], 1);
+	CHECK_INT(plan.verdicts[0].reason, NP_REASON_OVER_BUDGET);
+
+	np_state_table_clear(&table);
+	np_sched_plan_free(&plan);
+	np_sched_free(sched);
+	np_clock_free(clock);
+}
+
 /* A pid reused by a new process is a new task: too young again, its own
  * period; the old one is forgotten. The caller's table holds the states:
  * the sync drops the state of a task gone from the list, and counts it. */
@@ -1255,6 +1298,7 @@ int main(void)
 	test_reads_when_needed();
 	test_busy_waits();
 	test_budget();
+	test_budget_order_with_lead();
 	test_pid_reuse_and_exit();
 	test_reload_clamps();
 	test_filters();
