@@ -247,20 +247,77 @@ static int child_holding(unsigned long pages, int node_a, char **mem, int *hold)
 static double longest_call_ms, longest_lookup_ms, call_ms, lookup_ms;
 static mtx_t timing_lock; /* the movers' calls end on several threads */
 
+/* Each move call of the actuator's path: how long it took and how much of
+ * that its thread ran (the rest it waited: descheduled, or for the other
+ * CPUs' TLB flushes and LRU drains), to tell a call too big from a slow one. */
+#define CALLS_MAX 8192
+struct call_time {
+	unsigned pages;
+	double ms, cpu_ms;
+};
+static struct call_time calls[CALLS_MAX];
+static unsigned nr_calls;
+
+static double thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static long timed_move_pages(void *data, int pid, unsigned long count, void **pages,
 			     const int *nodes, int *status)
 {
-	double t0 = now_ms();
+	double c0 = thread_cpu_ms(), t0 = now_ms();
 	long r = np_actuator_sys_kernel()->move_pages(NULL, pid, count, pages, nodes, status);
-	double t = now_ms() - t0;
+	double t = now_ms() - t0, cpu = thread_cpu_ms() - c0;
 	double *longest = nodes ? &longest_call_ms : &longest_lookup_ms;
 
 	mtx_lock(&timing_lock);
 	*(nodes ? &call_ms : &lookup_ms) += t;
 	if (t > *longest)
 		*longest = t;
+	if (nodes && nr_calls < CALLS_MAX)
+		calls[nr_calls++] = (struct call_time){(unsigned)count, t, cpu};
 	mtx_unlock(&timing_lock);
 	return r;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The calls' times and sizes: medians, the 90th percentile, and the
+ * longest call's size and own CPU. */
+static void print_calls(void)
+{
+	static double ms[CALLS_MAX], sizes[CALLS_MAX];
+	unsigned longest = 0, over = 0;
+
+	if (!nr_calls)
+		return;
+	for (unsigned i = 0; i < nr_calls; i++) {
+		ms[i] = calls[i].ms;
+		sizes[i] = calls[i].pages;
+		if (calls[i].ms > calls[longest].ms)
+			longest = i;
+		over += calls[i].ms > 25.0;
+	}
+	qsort(ms, nr_calls, sizeof(*ms), compare_doubles);
+	qsort(sizes, nr_calls, sizeof(*sizes), compare_doubles);
+	printf("      calls: ms median %.1f, 90th %.1f, over 25 ms %u of %u; pages median %.0f, "
+	       "largest %.0f; the longest %.1f ms: %u pages, %.1f ms of its thread's CPU\n",
+	       ms[nr_calls / 2], ms[nr_calls * 9 / 10], over, nr_calls, sizes[nr_calls / 2],
+	       sizes[nr_calls - 1], calls[longest].ms, calls[longest].pages,
+	       calls[longest].cpu_ms);
+	printf("      the calls ended before it (pages/ms):");
+	for (unsigned i = longest > 8 ? longest - 8 : 0; i < longest; i++)
+		printf(" %u/%.1f", calls[i].pages, calls[i].ms);
+	printf("\n");
 }
 
 static long timed_migrate_pages(void *data, int pid, const struct np_nodeset *from,
@@ -413,6 +470,7 @@ int main(int argc, char **argv)
 				params.sys = &timed_sys;
 				params.movers = k == 9 ? 4 : k == 8 ? 2 : 1;
 				longest_call_ms = longest_lookup_ms = call_ms = lookup_ms = 0;
+				nr_calls = 0;
 				if (np_stats_new(NULL, &stats) ||
 				    np_actuator_new_real(ctx, stats, &params, &act) ||
 				    np_memory_reader_new(&reader)) {
@@ -461,6 +519,7 @@ int main(int argc, char **argv)
 				       (unsigned long)res.pages_failed, longest_lookup_ms,
 				       longest_call_ms, read_ms, lookup_ms, call_ms,
 				       m[k].ms[run] - read_ms - lookup_ms - call_ms);
+				print_calls();
 				np_actuator_free(act);
 				np_stats_free(stats);
 			} else if (k == 2) {
