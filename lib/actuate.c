@@ -902,7 +902,9 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 /* Size the next move call from this one's time: by the fitted model of
  * fixed and per-page cost once there is one, at most doubling per call;
  * until then in proportion, where the tail of a range (a short call whose
- * fixed cost says little about a full one) does not count. */
+ * fixed cost says little about a full one) does not count. Either way no
+ * longer than the target at the recent calls' mean cost per page
+ * (np_call_model_cap). */
 static void resize_batch(const struct np_actuator *act, struct move_model *m, unsigned pages,
 			 uint64_t elapsed, unsigned in_flight)
 {
@@ -922,9 +924,13 @@ static void resize_batch(const struct np_actuator *act, struct move_model *m, un
 	fitted = np_call_model_batch(&m->calls, target, in_flight);
 	if (fitted)
 		m->batch_pages = fitted < 2 * m->batch_pages ? fitted : 2 * m->batch_pages;
-	else if (pages >= m->batch_pages / 2)
-		m->batch_pages =
+	else if (pages >= m->batch_pages / 2) {
+		unsigned next =
 		    np_batch_size_next(m->batch_pages, elapsed * m->batch_pages / pages, target);
+		unsigned cap = np_call_model_cap(&m->calls, target);
+
+		m->batch_pages = next < cap ? next : cap;
+	}
 }
 
 /* The daemon wants out: end the action here, as if its budget were spent. */

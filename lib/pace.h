@@ -68,9 +68,16 @@ void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed
  * so that the fixed cost stays under 5% of each; with several in flight
  * one's fixed cost overlaps the others' copying and they keep to the
  * target. Either way, when the fixed cost would be over half a call, to
- * where it is half. 0 until calls of different sizes give a fit. */
+ * where it is half; and never past np_call_model_cap of that length. 0
+ * until calls of different sizes give a fit. */
 unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns,
 			     unsigned in_flight);
+
+/* The largest call of @len_ns at the mean cost per page of the recent
+ * calls (fixed cost included), within NP_BATCH_PAGES_MIN..MAX; MAX with
+ * no calls yet. np_call_model_batch never exceeds it: a size grows by at
+ * most the ratio of its length to what recent calls took. */
+unsigned np_call_model_cap(const struct np_call_model *m, uint64_t len_ns);
 
 /* The next batch size: scaled so a call of @batch pages that took
  * @elapsed_ns would take @target_ns; down at once, up half way, within
