@@ -43,9 +43,9 @@
  * call holds the target's mmap lock only briefly: a long migrate_pages has
  * blocked its target for minutes on big machines. At 26 us a page in that
  * guest a 20 ms call is ~770 pages; real hardware moves a page in 1-3 us, so
- * the size adapts to the measured call time from a start of 512, and one
- * mover's calls stretch (np_call_model_batch) until their fixed cost is a
- * small share; several movers' calls overlap it instead (struct mover_pool).
+ * the size adapts to the measured call time from a start of 512
+ * (np_call_model_batch); several movers' calls overlap one's fixed cost
+ * with the others' copying (struct mover_pool).
  *
  * Looking pages up costs a page-table walk per page of the range: where
  * numa_maps shows every page of a range present and on one node, there is
@@ -899,12 +899,7 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 	return moved;
 }
 
-/* Size the next move call from this one's time: by the fitted model of
- * fixed and per-page cost once there is one, at most doubling per call;
- * until then in proportion, where the tail of a range (a short call whose
- * fixed cost says little about a full one) does not count. Either way no
- * longer than the target at the recent calls' mean cost per page
- * (np_call_model_cap). */
+/* Size the next move call from this one's time (np_call_model_next). */
 static void resize_batch(const struct np_actuator *act, struct move_model *m, unsigned pages,
 			 uint64_t elapsed, unsigned in_flight)
 {
@@ -918,19 +913,8 @@ static void resize_batch(const struct np_actuator *act, struct move_model *m, un
 	 * threads took, in 18 ms calls 1.18 times, the longest call 23 ms
 	 * against 34 (medians of 5). */
 	uint64_t target = in_flight > 1 ? act->batch_target_ns / 2 : act->batch_target_ns;
-	unsigned fitted;
 
-	np_call_model_add(&m->calls, pages, elapsed);
-	fitted = np_call_model_batch(&m->calls, target, in_flight);
-	if (fitted)
-		m->batch_pages = fitted < 2 * m->batch_pages ? fitted : 2 * m->batch_pages;
-	else if (pages >= m->batch_pages / 2) {
-		unsigned next =
-		    np_batch_size_next(m->batch_pages, elapsed * m->batch_pages / pages, target);
-		unsigned cap = np_call_model_cap(&m->calls, target);
-
-		m->batch_pages = next < cap ? next : cap;
-	}
+	m->batch_pages = np_call_model_next(&m->calls, m->batch_pages, pages, elapsed, target);
 }
 
 /* The daemon wants out: end the action here, as if its budget were spent. */

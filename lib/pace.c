@@ -100,14 +100,6 @@ void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed
 	m->snt = m->snt * keep + n * t;
 }
 
-/* A call's fixed cost is kept under 1/FIXED_SHARE_INV of it, by calls up to
- * STRETCH_MAX times the target: in the 2-node guest the fixed cost was 2 ms
- * (batches of 512 pages moved 100,000 in 2327 ms, of 4096 in 1973 ms), a
- * tenth of a 20 ms call, so 20 ms calls lost 10% to it; 40 ms calls lose
- * 5%. On real hardware, where it is tens of microseconds, the target rules. */
-#define FIXED_SHARE_INV 20.0
-#define STRETCH_MAX 4.0
-
 static unsigned clamp_pages(double n)
 {
 	if (n < NP_BATCH_PAGES_MIN)
@@ -131,10 +123,9 @@ static double mean_cap(const struct np_call_model *m, double len)
 	return len * m->sn / m->st;
 }
 
-unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns,
-			     unsigned in_flight)
+unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns)
 {
-	double var = m->w * m->snn - m->sn * m->sn, slope, fixed, len, n;
+	double var = m->w * m->snn - m->sn * m->sn, slope, fixed, len, n, cap;
 
 	/* Fewer than two calls, or sizes too alike to separate the costs. */
 	if (m->w < 1.5 || var <= 1e-3 * m->sn * m->sn)
@@ -145,31 +136,36 @@ unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns,
 	fixed = (m->st - slope * m->sn) / m->w;
 	if (fixed < 0)
 		fixed = 0;
-	/* A call long enough for the fixed cost to be a small share, within
-	 * the stretch allowed; when even that leaves it over half, half. A
-	 * call waiting out its fixed cost (an expedited RCU grace period, the
-	 * other CPUs' LRU drains) leaves the CPU to the calls beside it: in
-	 * the 2-node guest two threads' calls of 512 pages, each ~15 ms,
-	 * moved 100,000 pages faster than any single thread's calls of any
-	 * size. */
-	len = in_flight > 1 ? 0 : FIXED_SHARE_INV * fixed;
-	if (len < (double)target_ns)
-		len = (double)target_ns;
-	if (len > STRETCH_MAX * (double)target_ns)
-		len = STRETCH_MAX * (double)target_ns;
-	if (2 * fixed > len)
+	/* Calls of the target's length. Where the fixed cost is over half of
+	 * it, calls of the target move little: they grow until it is half of
+	 * each, but only while the recent calls took longer than the target
+	 * on average. A fit's fixed cost can be its error: one quick call of
+	 * many pages pulls the slope down and the intercept up. */
+	len = (double)target_ns;
+	if (2 * fixed > len && m->st / m->w > len)
 		len = 2 * fixed;
 	n = (len - fixed) / slope;
-	/* Calls beside others keep to the target while the recent ones met
-	 * it on average: a fixed cost over half of it is then the fit's
-	 * error (a quick call of many pages pulls the slope down and the
-	 * intercept up), not the machine's. */
-	if (in_flight > 1 && m->st / m->w <= (double)target_ns)
-		len = (double)target_ns;
-	return clamp_pages(n < mean_cap(m, len) ? n : mean_cap(m, len));
+	cap = mean_cap(m, len);
+	return clamp_pages(n < cap ? n : cap);
 }
 
 unsigned np_call_model_cap(const struct np_call_model *m, uint64_t len_ns)
 {
 	return clamp_pages(mean_cap(m, (double)len_ns));
+}
+
+unsigned np_call_model_next(struct np_call_model *m, unsigned batch, unsigned pages,
+			    uint64_t elapsed_ns, uint64_t target_ns)
+{
+	unsigned fitted, next, cap;
+
+	np_call_model_add(m, pages, elapsed_ns);
+	fitted = np_call_model_batch(m, target_ns);
+	if (fitted)
+		return fitted < 2 * batch ? fitted : 2 * batch;
+	if (!pages || pages < batch / 2)
+		return batch;
+	next = np_batch_size_next(batch, elapsed_ns * batch / pages, target_ns);
+	cap = np_call_model_cap(m, target_ns);
+	return next < cap ? next : cap;
 }

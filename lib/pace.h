@@ -63,21 +63,28 @@ struct np_call_model {
 /* Add a call of @pages that took @elapsed_ns. */
 void np_call_model_add(struct np_call_model *m, unsigned pages, uint64_t elapsed_ns);
 
-/* The call size for @target_ns: what fits beside the fixed cost. With one
- * call at a time (@in_flight 1) calls stretch (up to four times the target)
- * so that the fixed cost stays under 5% of each; with several in flight
- * one's fixed cost overlaps the others' copying and they keep to the
- * target. Either way, when the fixed cost would be over half a call, to
- * where it is half; and never past np_call_model_cap of that length. 0
- * until calls of different sizes give a fit. */
-unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns,
-			     unsigned in_flight);
+/* The call size for @target_ns: what fits beside the fixed cost. Where
+ * the fixed cost is over half the target and the recent calls took
+ * longer than it, to where the fixed cost is half a call; never past
+ * np_call_model_cap of the call's length. 0 until calls of different
+ * sizes give a fit. */
+unsigned np_call_model_batch(const struct np_call_model *m, uint64_t target_ns);
 
 /* The largest call of @len_ns at the mean cost per page of the recent
  * calls (fixed cost included), within NP_BATCH_PAGES_MIN..MAX; MAX with
- * no calls yet. np_call_model_batch never exceeds it: a size grows by at
- * most the ratio of its length to what recent calls took. */
+ * no calls yet: a size grows by at most the ratio of its length to what
+ * recent calls took. One slow call holds sizes down for the ten or so
+ * calls it weighs in the mean. */
 unsigned np_call_model_cap(const struct np_call_model *m, uint64_t len_ns);
+
+/* The size after a call of @pages that took @elapsed_ns, the size being
+ * @batch: the call is added to @m; by its fit once there is one, at most
+ * doubling per call; until then in proportion (np_batch_size_next), where
+ * a range's tail (under half the size: its fixed cost says little about
+ * a full call) leaves the size as it is. Either way no longer than
+ * @target_ns at the recent calls' mean cost per page (np_call_model_cap). */
+unsigned np_call_model_next(struct np_call_model *m, unsigned batch, unsigned pages,
+			    uint64_t elapsed_ns, uint64_t target_ns);
 
 /* The next batch size: scaled so a call of @batch pages that took
  * @elapsed_ns would take @target_ns; down at once, up half way, within

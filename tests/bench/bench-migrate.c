@@ -247,16 +247,18 @@ static int child_holding(unsigned long pages, int node_a, char **mem, int *hold)
 static double longest_call_ms, longest_lookup_ms, call_ms, lookup_ms;
 static mtx_t timing_lock; /* the movers' calls end on several threads */
 
-/* Each move call of the actuator's path: how long it took and how much of
- * that its thread ran (the rest it waited: descheduled, or for the other
- * CPUs' TLB flushes and LRU drains), to tell a call too big from a slow one. */
+/* Each move call of the actuator's path: how long it took, its size, and
+ * its thread's CPU over it. The CPU leaves out only the sleeps (an RCU
+ * grace period, a lock): a wait for other CPUs' TLB flushes spins, and a
+ * vCPU the host descheduled is not seen by the guest. A call planned too
+ * big shows in its size against the others'. */
 #define CALLS_MAX 8192
 struct call_time {
 	unsigned pages;
 	double ms, cpu_ms;
 };
 static struct call_time calls[CALLS_MAX];
-static unsigned nr_calls;
+static unsigned nr_calls, nr_calls_lost;
 
 static double thread_cpu_ms(void)
 {
@@ -280,15 +282,10 @@ static long timed_move_pages(void *data, int pid, unsigned long count, void **pa
 		*longest = t;
 	if (nodes && nr_calls < CALLS_MAX)
 		calls[nr_calls++] = (struct call_time){(unsigned)count, t, cpu};
+	else if (nodes)
+		nr_calls_lost++;
 	mtx_unlock(&timing_lock);
 	return r;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* The calls' times and sizes: medians, the 90th percentile, and the
@@ -307,13 +304,15 @@ static void print_calls(void)
 			longest = i;
 		over += calls[i].ms > 25.0;
 	}
-	qsort(ms, nr_calls, sizeof(*ms), compare_doubles);
-	qsort(sizes, nr_calls, sizeof(*sizes), compare_doubles);
+	qsort(ms, nr_calls, sizeof(*ms), cmp_double);
+	qsort(sizes, nr_calls, sizeof(*sizes), cmp_double);
 	printf("      calls: ms median %.1f, 90th %.1f, over 25 ms %u of %u; pages median %.0f, "
 	       "largest %.0f; the longest %.1f ms: %u pages, %.1f ms of its thread's CPU\n",
 	       ms[nr_calls / 2], ms[nr_calls * 9 / 10], over, nr_calls, sizes[nr_calls / 2],
 	       sizes[nr_calls - 1], calls[longest].ms, calls[longest].pages,
 	       calls[longest].cpu_ms);
+	if (nr_calls_lost)
+		printf("      (%u more calls not recorded)\n", nr_calls_lost);
 	printf("      the calls ended before it (pages/ms):");
 	for (unsigned i = longest > 8 ? longest - 8 : 0; i < longest; i++)
 		printf(" %u/%.1f", calls[i].pages, calls[i].ms);
@@ -470,7 +469,7 @@ int main(int argc, char **argv)
 				params.sys = &timed_sys;
 				params.movers = k == 9 ? 4 : k == 8 ? 2 : 1;
 				longest_call_ms = longest_lookup_ms = call_ms = lookup_ms = 0;
-				nr_calls = 0;
+				nr_calls = nr_calls_lost = 0;
 				if (np_stats_new(NULL, &stats) ||
 				    np_actuator_new_real(ctx, stats, &params, &act) ||
 				    np_memory_reader_new(&reader)) {
