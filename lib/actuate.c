@@ -1149,25 +1149,33 @@ static int call_made(struct move_state *ms, const struct np_page_plan *plan,
 
 /*
  * Where a call of @count pages from @first of @plan's batch @k ends once
- * huge pages were seen: past @count, up to the end of the huge page block
- * its last page is in. move_pages moves a transparent huge page whole for
- * the first of its pages in a call and answers -EBUSY for the others; a
- * call that ended inside a block left the rest of its 512 pages to the
- * next calls, each paying the call's fixed cost (an expedited RCU grace
- * period, lru_cache_disable) for pages already moved, or to a mover beside
- * it that found the block taken. In the 2-node guest, with the hogs'
- * memory in huge pages and calls of ~150 pages, a block took three or
- * four calls.
+ * huge pages were seen: at the edge of a huge page block, the one nearer
+ * its @count-th page, never inside a block. move_pages moves a transparent
+ * huge page whole for the first of its pages in a call and answers -EBUSY
+ * for the others; a call that ended inside a block left the rest of its
+ * 512 pages to the next calls, each paying the call's fixed cost (an
+ * expedited RCU grace period, lru_cache_disable) for pages already moved,
+ * or to a mover beside it that found the block taken. In the 2-node
+ * guest, with the hogs' memory in huge pages and calls of ~150 pages, a
+ * block took three or four calls. Ending at the block's start when the
+ * call has little of it keeps calls near their size: always to its end,
+ * a call sized 520 pages moved 1,024.
  */
 static unsigned huge_block_end(const struct np_page_plan *plan, unsigned k, unsigned first,
 			       unsigned count)
 {
 	const struct np_page_batch *batch = &plan->batches[k];
-	unsigned end = first + count, batch_end = batch->first + batch->count;
+	unsigned end = first + count, batch_end = batch->first + batch->count, start = end - 1;
 	uintptr_t block = (uintptr_t)plan->pages[end - 1] / HUGE_BLOCK_BYTES;
 
+	while (start > first && (uintptr_t)plan->pages[start - 1] / HUGE_BLOCK_BYTES == block)
+		start--;
 	while (end < batch_end && (uintptr_t)plan->pages[end] / HUGE_BLOCK_BYTES == block)
 		end++;
+	/* The call began before this block and has less of it than the
+	 * block's pages after it: end before the block. */
+	if (start > first && first + count - start < end - (first + count))
+		return start - first;
 	return end - first;
 }
 
@@ -1338,7 +1346,8 @@ static int move_range(struct move_state *ms, const struct candidate *c)
 		if (err)
 			return err;
 		/* One batch per destination: move_plan cuts them to the call
-		 * size, and may end a call past it (huge_block_end). */
+		 * size, at a huge page block's edge once it saw huge pages
+		 * (huge_block_end). */
 		err = np_page_plan_build(ms->lane->pages, ms->lane->status, &c->target, true, n, n,
 					 &plan);
 		if (err)

@@ -1456,6 +1456,53 @@ static void test_huge_blocks_whole(void)
 	teardown(ctx, topo, stats);
 }
 
+/* Calls end at the huge page block edge nearer their size: two movers
+ * aiming at 10 ms at 15 us a page size calls of ~600 pages, which end
+ * where their first block does (512 pages), not a block later (1,024). */
+static void test_huge_blocks_nearest_edge(void)
+{
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	struct np_move_result res;
+	struct np_act_task at;
+	struct np_task task;
+	uintptr_t addr = 0;
+	int child;
+
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.movers = 2;
+	virtual_ns = 8000 * SEC;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	child = spawn_region_child(8192, 1, &addr);
+	CHECK(child > 0);
+	if (child > 0) {
+		memset(&fake, 0, sizeof(fake));
+		fake.huge = true;
+		fake.ns_per_page = 15 * 1000;
+		fake.watch_lo = addr;
+		fake.watch_hi = addr + 8192 * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
+		CHECK(res.pages_moved >= 8192);
+		CHECK_U64(fake.nr_moved_blocks, ((addr + 8192 * 4096ul - 1) >> 21) - (addr >> 21) + 1);
+		/* A call may take in a block's end and the next block's
+		 * start (the region need not begin on a block), never two
+		 * whole blocks. */
+		CHECK(fake.max_count < 1024);
+		printf("     huge pages, ~600-page calls: %u calls, largest %u pages\n", fake.calls,
+		       fake.max_count);
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 static void test_kernel_move_pages_self(void)
 {
 	const struct np_actuator_sys *sys = np_actuator_sys_kernel();
@@ -2076,6 +2123,7 @@ int main(void)
 	test_dense_ranges_skip_lookups();
 	test_moves_top_down();
 	test_huge_blocks_whole();
+	test_huge_blocks_nearest_edge();
 	test_stop_hook();
 	test_movers();
 	test_move_off_thread();
