@@ -1456,9 +1456,11 @@ static void test_huge_blocks_whole(void)
 	teardown(ctx, topo, stats);
 }
 
-/* Calls end at the huge page block edge nearer their size: two movers
- * aiming at 10 ms at 15 us a page size calls of ~600 pages, which end
- * where their first block does (512 pages), not a block later (1,024). */
+/* Calls end at the huge page block edge nearer their size: one mover
+ * aiming at 20 ms at 33 us a page sizes calls of ~600 pages, which end
+ * where their first block does (512 pages), not a block later (1,024).
+ * One mover: with two, each call's time on the shared virtual clock would
+ * take in some of the other's, and the sizes with it. */
 static void test_huge_blocks_nearest_edge(void)
 {
 	struct np_ctx *ctx;
@@ -1474,7 +1476,7 @@ static void test_huge_blocks_nearest_edge(void)
 
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
 	fake_params(&params);
-	params.movers = 2;
+	params.movers = 1;
 	virtual_ns = 8000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	child = spawn_region_child(8192, 1, &addr);
@@ -1482,7 +1484,7 @@ static void test_huge_blocks_nearest_edge(void)
 	if (child > 0) {
 		memset(&fake, 0, sizeof(fake));
 		fake.huge = true;
-		fake.ns_per_page = 15 * 1000;
+		fake.ns_per_page = 33 * 1000;
 		fake.watch_lo = addr;
 		fake.watch_hi = addr + 8192 * 4096ul;
 		live_task(&task, child);
