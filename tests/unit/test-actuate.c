@@ -1401,19 +1401,18 @@ static void test_moves_top_down(void)
 	teardown(ctx, topo, stats);
 }
 
-/* Memory in huge pages: once a call showed one (a -EBUSY page found on the
- * destination after it), no later call ends inside a huge page's block, so
- * no block's pages are passed again by the call after the one that moved
- * it. Calls of ~200 pages (100 us a page, 20 ms calls) over 16 MiB: left
- * to end anywhere, three calls in four would pass pages already moved. */
-static void test_huge_blocks_whole(void)
+/* A child of @pages pages whose region is in huge pages (the fake's),
+ * moved to FAKE_NODE by @movers movers at @ns_per_page: every block of
+ * the region moved once, and the child's other mappings too. The fake
+ * keeps what the calls did. Returns false when the child did not start. */
+static bool move_huge_child(unsigned movers, unsigned pages, uint64_t ns_per_page,
+			    struct np_move_result *res)
 {
 	struct np_ctx *ctx;
 	struct np_topology *topo;
 	struct np_stats *stats;
 	struct np_actuator_params params;
 	struct np_actuator *act;
-	struct np_move_result res;
 	struct np_act_task at;
 	struct np_task task;
 	uintptr_t addr = 0;
@@ -1421,39 +1420,52 @@ static void test_huge_blocks_whole(void)
 
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
 	fake_params(&params);
-	params.movers = 2;
+	params.movers = movers;
 	virtual_ns = 7000 * SEC;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	child = spawn_region_child(4096, 1, &addr);
+	child = spawn_region_child(pages, 1, &addr);
 	CHECK(child > 0);
 	if (child > 0) {
-		memset(&fake, 0, sizeof(fake));
-		fake.huge = true;
-		fake.ns_per_page = 100 * 1000;
-		fake.watch_lo = addr;
-		fake.watch_hi = addr + 4096 * 4096ul;
-		live_task(&task, child);
-		np_act_task_init(&at);
-		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
-		uintptr_t first = addr >> 21, last = (addr + 4096 * 4096ul - 1) >> 21;
+		uintptr_t first = addr >> 21, last = (addr + pages * 4096ul - 1) >> 21;
 		unsigned blocks = 0;
 
-		/* The child's other mappings (stack, heap) move too. */
-		CHECK(res.pages_moved >= 4096);
+		memset(&fake, 0, sizeof(fake));
+		fake.huge = true;
+		fake.ns_per_page = ns_per_page;
+		fake.watch_lo = addr;
+		fake.watch_hi = addr + pages * 4096ul;
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, res), 0);
+		CHECK(res->pages_moved >= pages);
 		for (unsigned i = 0; i < fake.nr_moved_blocks; i++)
 			blocks += fake.moved_blocks[i] >= first && fake.moved_blocks[i] <= last;
 		CHECK_U64(blocks, last - first + 1);
 		CHECK_U64(fake.nr_moved_blocks, blocks);
-		/* Only the first group of calls (two movers) may end inside a
-		 * block, before any huge page was seen. */
-		CHECK(fake.stale_pages <= 2 * 512);
-		printf("     huge pages: %u calls, %llu pages passed again\n", fake.calls,
-		       (unsigned long long)fake.stale_pages);
 		np_act_task_release(&at);
 		reap(child);
 	}
 	np_actuator_free(act);
 	teardown(ctx, topo, stats);
+	return child > 0;
+}
+
+/* Memory in huge pages: once a call showed one (a -EBUSY page found on the
+ * destination after it), no later call ends inside a huge page's block, so
+ * no block's pages are passed again by the call after the one that moved
+ * it. Calls of ~200 pages (100 us a page, 20 ms calls) over 16 MiB: left
+ * to end anywhere, three calls in four would pass pages already moved. */
+static void test_huge_blocks_whole(void)
+{
+	struct np_move_result res;
+
+	if (!move_huge_child(2, 4096, 100 * 1000, &res))
+		return;
+	/* Only the first group of calls (two movers) may end inside a
+	 * block, before any huge page was seen. */
+	CHECK(fake.stale_pages <= 2 * 512);
+	printf("     huge pages: %u calls, %llu pages passed again\n", fake.calls,
+	       (unsigned long long)fake.stale_pages);
 }
 
 /* Calls end at the huge page block edge nearer their size: one mover
@@ -1463,46 +1475,15 @@ static void test_huge_blocks_whole(void)
  * take in some of the other's, and the sizes with it. */
 static void test_huge_blocks_nearest_edge(void)
 {
-	struct np_ctx *ctx;
-	struct np_topology *topo;
-	struct np_stats *stats;
-	struct np_actuator_params params;
-	struct np_actuator *act;
 	struct np_move_result res;
-	struct np_act_task at;
-	struct np_task task;
-	uintptr_t addr = 0;
-	int child;
 
-	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	fake_params(&params);
-	params.movers = 1;
-	virtual_ns = 8000 * SEC;
-	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	child = spawn_region_child(8192, 1, &addr);
-	CHECK(child > 0);
-	if (child > 0) {
-		memset(&fake, 0, sizeof(fake));
-		fake.huge = true;
-		fake.ns_per_page = 33 * 1000;
-		fake.watch_lo = addr;
-		fake.watch_hi = addr + 8192 * 4096ul;
-		live_task(&task, child);
-		np_act_task_init(&at);
-		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
-		CHECK(res.pages_moved >= 8192);
-		CHECK_U64(fake.nr_moved_blocks, ((addr + 8192 * 4096ul - 1) >> 21) - (addr >> 21) + 1);
-		/* A call may take in a block's end and the next block's
-		 * start (the region need not begin on a block), never two
-		 * whole blocks. */
-		CHECK(fake.max_count < 1024);
-		printf("     huge pages, ~600-page calls: %u calls, largest %u pages\n", fake.calls,
-		       fake.max_count);
-		np_act_task_release(&at);
-		reap(child);
-	}
-	np_actuator_free(act);
-	teardown(ctx, topo, stats);
+	if (!move_huge_child(1, 8192, 33 * 1000, &res))
+		return;
+	/* A call may take in a block's end and the next block's start (the
+	 * region need not begin on a block), never two whole blocks. */
+	CHECK(fake.max_count < 1024);
+	printf("     huge pages, ~600-page calls: %u calls, largest %u pages\n", fake.calls,
+	       fake.max_count);
 }
 
 static void test_kernel_move_pages_self(void)
