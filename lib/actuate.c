@@ -224,8 +224,12 @@ struct np_actuator {
 	mtx_t rate_lock;
 	struct np_token_bucket rate;
 
-	/* Movers: calls in flight at once on one task's pages. */
+	/* Movers: calls in flight at once on one task's pages, on free
+	 * CPUs; a move gets more while other threads keep the CPUs busy
+	 * (np_movers_for_load over the last np_actuator_set_load). */
 	unsigned movers;
+	double others_busy;
+	unsigned cpus;
 	/* Moves of different tasks at once, each on a lane of its own. */
 	unsigned moves;
 	struct lane lanes[NP_MOVES_MAX];
@@ -370,6 +374,12 @@ int np_actuator_set_movers(struct np_actuator *act, unsigned movers)
 			return -ENOMEM;
 	act->movers = movers;
 	return 0;
+}
+
+void np_actuator_set_load(struct np_actuator *act, double others_busy, unsigned cpus)
+{
+	act->others_busy = others_busy;
+	act->cpus = cpus;
 }
 
 void np_actuator_set_moves(struct np_actuator *act, unsigned moves)
@@ -1628,7 +1638,7 @@ static int job_new(struct np_actuator *act, const struct np_task *task, int targ
 {
 	struct lane *lane = NULL;
 	struct move_job *job;
-	unsigned busy = 0;
+	unsigned busy = 0, movers;
 
 	*out = NULL;
 	for (unsigned i = 0; i < NP_MOVES_MAX; i++) {
@@ -1641,12 +1651,14 @@ static int job_new(struct np_actuator *act, const struct np_task *task, int targ
 		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
 		return -EBUSY;
 	}
-	if (lane_ready(lane, act->movers) < 0 || !(job = calloc(1, sizeof(*job))))
+	movers = np_movers_for_load(act->movers, act->others_busy, act->cpus, NP_MOVERS_MAX);
+	if (lane_ready(lane, movers) < 0 || !(job = calloc(1, sizeof(*job))))
 		return -ENOMEM;
 	job->act = act;
 	job->td.fd = -1;
 	job->t0 = now(act);
-	job->movers = act->movers;
+	job->movers = movers;
+	job->res.movers = movers;
 	job->ms = (struct move_state){
 	    .act = act,
 	    .lane = lane,

@@ -121,6 +121,13 @@ void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
  * before. */
 int np_actuator_set_movers(struct np_actuator *act, unsigned movers);
 
+/* What the moves started from now on see of the machine: other threads
+ * than the daemon's keep @others_busy of its @cpus online CPUs busy. A
+ * move then gets np_movers_for_load() of the movers set: more while the
+ * CPUs are busy, so that, sharing them, its calls still get about that
+ * many CPUs. Until the first call, or with @cpus 0: the movers set. */
+void np_actuator_set_load(struct np_actuator *act, double others_busy, unsigned cpus);
+
 /* Set how many tasks' moves may be in flight at once (a reload changes
  * it; the moves in flight go on): 0 means 1, more than NP_MOVES_MAX means
  * NP_MOVES_MAX. */
@@ -140,6 +147,7 @@ struct np_move_result {
 	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
+	unsigned movers;	       /* calls it could have in flight at once */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
 	uint64_t elapsed_ns;

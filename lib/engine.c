@@ -104,6 +104,9 @@ struct np_engine {
 	 * free memory and distances, and the kernel's balancing sysctl. */
 	struct np_topology *topo;
 	int kernel_numa_balancing;
+	/* The daemon's CPU time and the time at the last tick's look at the
+	 * CPUs' use (load_to_actuator), ns. */
+	uint64_t load_cpu_ns, load_wall_ns;
 	/* The machine as the last tick that decided anything saw it (or the
 	 * first tick, before any did): the figures a status shows. */
 	struct {
@@ -988,6 +991,36 @@ static void picks_failed(struct np_engine *engine, const struct tick *t)
 	}
 }
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPUs that threads other than the daemon's kept busy since the last
+ * tick (the nodes' busy share, less the daemon's own CPU time over the
+ * same time: its loop's and its movers'), for the movers of the moves it
+ * starts (np_actuator_set_load). */
+static void load_to_actuator(struct np_engine *engine, const struct np_snapshot *snap)
+{
+	uint64_t cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID), wall_ns = clock_ns(CLOCK_MONOTONIC);
+	double busy = 0, own = 0;
+	unsigned cpus = 0;
+
+	for (unsigned i = 0; i < snap->topo->nr_nodes; i++) {
+		busy += snap->node_load[i] * snap->topo->nodes[i].nr_cpus;
+		cpus += snap->topo->nodes[i].nr_cpus;
+	}
+	if (engine->load_wall_ns && wall_ns > engine->load_wall_ns && cpu_ns >= engine->load_cpu_ns)
+		own = (double)(cpu_ns - engine->load_cpu_ns) / (double)(wall_ns - engine->load_wall_ns);
+	engine->load_cpu_ns = cpu_ns;
+	engine->load_wall_ns = wall_ns;
+	np_actuator_set_load(engine->act, busy > own ? busy - own : 0, cpus);
+}
+
 /* The nodes as last read, and their CPUs' use since the last tick, into
  * the snapshot: at every tick, so that a tick that decides plans with the
  * load of the last second, not of the time since the last decision. */
@@ -1000,6 +1033,8 @@ static int snap_machine(struct np_engine *engine, struct np_snapshot *snap)
 		err = -ENOMEM;
 	if (!err)
 		err = np_task_source_node_load(engine->src, snap->topo, snap->node_load);
+	if (!err)
+		load_to_actuator(engine, snap);
 	return err;
 }
 
@@ -1719,9 +1754,10 @@ static void log_move(struct np_engine *engine, const struct np_task *task, int t
 		log_denied(engine, task, "moving its pages", err);
 	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
-		       "pid %d (%s): %llu pages to %s in %u calls, %.1f ms; %llu failed", task->pid,
-		       task->comm, (unsigned long long)res->pages_moved, to, res->calls,
-		       (double)res->elapsed_ns / 1e6, (unsigned long long)res->pages_failed);
+		       "pid %d (%s): %llu pages to %s in %u calls by %u movers, %.1f ms; %llu failed",
+		       task->pid, task->comm, (unsigned long long)res->pages_moved, to, res->calls,
+		       res->movers, (double)res->elapsed_ns / 1e6,
+		       (unsigned long long)res->pages_failed);
 	else if (err != -EAGAIN && err != -EBUSY)
 		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to %s: %s", task->pid,
 		       task->comm, to, strerror(-err));

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "pace.h"
 
+#include <math.h>
+
 #define NS_PER_S 1000000000ull
 
 void np_token_bucket_init(struct np_token_bucket *b, uint64_t rate, uint64_t burst, uint64_t now_ns)
@@ -168,4 +170,25 @@ unsigned np_call_model_next(struct np_call_model *m, unsigned batch, unsigned pa
 	next = np_batch_size_next(batch, elapsed_ns * batch / pages, target_ns);
 	cap = np_call_model_cap(m, target_ns);
 	return next < cap ? next : cap;
+}
+
+unsigned np_movers_for_load(unsigned movers, double busy, unsigned cpus, unsigned most)
+{
+	unsigned top = 2 * movers < most ? 2 * movers : most;
+	double want;
+
+	if (movers <= 1 || top <= movers || !cpus)
+		return movers < most ? movers : most;
+	if (!(busy > 0)) /* also NaN */
+		busy = 0;
+	if (busy > cpus)
+		busy = cpus;
+	if (busy + movers <= cpus)
+		return movers;
+	if (cpus <= movers)
+		return top;
+	want = round(movers * busy / (cpus - movers));
+	if (want < movers)
+		return movers;
+	return want > top ? top : (unsigned)want;
 }

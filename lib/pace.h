@@ -86,6 +86,20 @@ unsigned np_call_model_cap(const struct np_call_model *m, uint64_t len_ns);
 unsigned np_call_model_next(struct np_call_model *m, unsigned batch, unsigned pages,
 			    uint64_t elapsed_ns, uint64_t target_ns);
 
+/*
+ * The movers of one move (calls in flight at once on its pages), @movers
+ * being what it gets on CPUs nobody else uses (migrate_threads), when
+ * other threads keep @busy of the machine's @cpus CPUs busy. Where they
+ * leave @movers CPUs free, @movers. Otherwise the movers share the CPUs
+ * with those threads, each runnable thread getting about an equal part:
+ * m movers get m * cpus / (busy + m) CPUs, which is @movers CPUs' worth at
+ * m = movers * busy / (cpus - movers), rounded; at least @movers, at most
+ * twice @movers and @most (twice, too, when the machine has no more CPUs
+ * than @movers). One mover stays one: no calls in parallel at all; with
+ * @cpus 0 (not known) the movers are @movers.
+ */
+unsigned np_movers_for_load(unsigned movers, double busy, unsigned cpus, unsigned most);
+
 /* The next batch size: scaled so a call of @batch pages that took
  * @elapsed_ns would take @target_ns; down at once, up half way, within
  * NP_BATCH_PAGES_MIN..NP_BATCH_PAGES_MAX pages. */

@@ -3,6 +3,7 @@
 #include "check.h"
 
 #include <errno.h>
+#include <math.h>
 #include <numa.h>
 #include <poll.h>
 #include <pthread.h>
@@ -437,6 +438,41 @@ static void test_call_model_next(void)
 	memset(&m, 0, sizeof(m));
 	np_call_model_add(&m, 100, 100 * 1000ull);
 	CHECK_INT(np_call_model_next(&m, 100, 200, 200 * 1000ull, 20 * MS), 200);
+}
+
+/* A move's movers against the machine's load, by hand: m movers beside
+ * B busy threads on C CPUs get m * C / (B + m) CPUs. */
+static void test_movers_for_load(void)
+{
+	/* Free CPUs for them: the setting. */
+	CHECK_INT(np_movers_for_load(2, 0, 4, 8), 2);
+	CHECK_INT(np_movers_for_load(2, 1, 4, 8), 2);
+	CHECK_INT(np_movers_for_load(2, 2, 4, 8), 2);
+	/* Four busy threads on four CPUs (the 4-node guest's compete): two
+	 * movers would get 2 * 4 / 6 = 1.33 CPUs, four get 4 * 4 / 8 = 2. */
+	CHECK_INT(np_movers_for_load(2, 4, 4, 8), 4);
+	/* Three: 2 * 3 / 2 = 3 (3 * 4 / 6 = 2 CPUs). */
+	CHECK_INT(np_movers_for_load(2, 3, 4, 8), 3);
+	CHECK_INT(np_movers_for_load(2, 2.6, 4, 8), 3);
+	/* More busy than CPUs counts as all of them. */
+	CHECK_INT(np_movers_for_load(2, 9, 4, 8), 4);
+	/* A big busy machine: two get nearly two CPUs' worth already
+	 * (2 * 64 / 62 = 2.06); on 8 CPUs 2 * 8 / 6 = 2.67, three. */
+	CHECK_INT(np_movers_for_load(2, 64, 64, 8), 2);
+	CHECK_INT(np_movers_for_load(2, 8, 8, 8), 3);
+	/* Three movers on 8 busy CPUs: 3 * 8 / 5 = 4.8, five. */
+	CHECK_INT(np_movers_for_load(3, 8, 8, 8), 5);
+	/* At most twice the setting, and the most there may be. */
+	CHECK_INT(np_movers_for_load(4, 8, 6, 8), 8);
+	CHECK_INT(np_movers_for_load(6, 8, 8, 8), 8);
+	CHECK_INT(np_movers_for_load(8, 8, 8, 8), 8);
+	/* No more CPUs than movers: twice. */
+	CHECK_INT(np_movers_for_load(2, 2, 2, 8), 4);
+	/* One mover stays one; unknown CPUs or load: the setting. */
+	CHECK_INT(np_movers_for_load(1, 4, 4, 8), 1);
+	CHECK_INT(np_movers_for_load(2, 4, 0, 8), 2);
+	CHECK_INT(np_movers_for_load(2, -1, 4, 8), 2);
+	CHECK_INT(np_movers_for_load(2, NAN, 4, 8), 2);
 }
 
 static void test_affinity_narrow(void)
@@ -1305,6 +1341,58 @@ static void test_movers(void)
 	teardown(ctx, topo, stats);
 }
 
+/* Movers against the machine's load: with two set, a move gets four
+ * while other threads keep all four CPUs busy (never more calls in flight
+ * than that), two while they leave two free or the CPUs are not known. */
+static void test_movers_under_load(void)
+{
+	static struct parallel_kernel pk;
+	struct np_actuator_sys sys = fake_sys;
+	struct np_ctx *ctx;
+	struct np_topology *topo;
+	struct np_stats *stats;
+	struct np_actuator_params params;
+	struct np_actuator *act;
+	const double busy[] = {4, 1, 4};
+	const unsigned cpus[] = {4, 4, 0}, want[] = {4, 2, 2};
+
+	sys.move_pages = parallel_move_pages;
+	sys.data = &pk;
+	setup("/", "handmade-4node", &ctx, &topo, &stats);
+	fake_params(&params);
+	params.sys = &sys;
+	params.batch_target_ms = 20;
+	params.batch_pages = 64;
+	params.movers = 2;
+	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
+	for (unsigned k = 0; k < 3; k++) {
+		struct np_move_result res;
+		struct np_act_task at;
+		struct np_task task;
+		uintptr_t addr = 0;
+		int child = spawn_region_child(4000, 1, &addr);
+
+		CHECK(child > 0);
+		if (child <= 0)
+			break;
+		virtual_ns = 7000 * SEC;
+		parallel_kernel_reset(&pk, addr);
+		np_actuator_set_load(act, busy[k], cpus[k]);
+		live_task(&task, child);
+		np_act_task_init(&at);
+		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
+		CHECK_U64(atomic_load(&pk.region_pages), 4000);
+		CHECK_INT(res.movers, want[k]);
+		CHECK(atomic_load(&pk.most_in_flight) <= want[k]);
+		printf("     %.0f busy CPUs of %u: %u movers, at most %u calls at once\n", busy[k],
+		       cpus[k], res.movers, atomic_load(&pk.most_in_flight));
+		np_act_task_release(&at);
+		reap(child);
+	}
+	np_actuator_free(act);
+	teardown(ctx, topo, stats);
+}
+
 /* A child with @pages pages, every @step-th present, moved to FAKE_NODE
  * as a task of its own by @act, the fake watching its region at
  * @ns_per_page: its pid (the caller reaps it), or <= 0 (checked failed). */
@@ -2092,6 +2180,8 @@ int main(void)
 	test_batch_size();
 	test_call_model();
 	test_call_model_next();
+	test_movers_for_load();
+	test_movers_under_load();
 	test_affinity_narrow();
 	test_maps_parse();
 	test_dry_run_pages();
