@@ -226,10 +226,12 @@ struct np_actuator {
 
 	/* Movers: calls in flight at once on one task's pages, on free
 	 * CPUs; a move gets more while other threads keep the CPUs busy
-	 * (np_movers_for_load over the last np_actuator_set_load). */
+	 * (np_movers_for_load over the load np_actuator_set_load last
+	 * took: one measured while no move of ours ran). */
 	unsigned movers;
 	double others_busy;
 	unsigned cpus;
+	bool moved_since_load; /* a move ran since the last set_load */
 	/* Moves of different tasks at once, each on a lane of its own. */
 	unsigned moves;
 	struct lane lanes[NP_MOVES_MAX];
@@ -378,8 +380,18 @@ int np_actuator_set_movers(struct np_actuator *act, unsigned movers)
 
 void np_actuator_set_load(struct np_actuator *act, double others_busy, unsigned cpus)
 {
-	act->others_busy = others_busy;
-	act->cpus = cpus;
+	bool moving = false;
+
+	for (unsigned i = 0; i < NP_MOVES_MAX; i++)
+		moving |= act->lanes[i].job != NULL;
+	/* While our movers ran, the others got less of the CPUs than they
+	 * wanted: such a reading would make the next move's movers fewer
+	 * for the very load they added. The last one without them stands. */
+	if (!act->moved_since_load || !act->cpus) {
+		act->others_busy = others_busy;
+		act->cpus = cpus;
+	}
+	act->moved_since_load = moving;
 }
 
 void np_actuator_set_moves(struct np_actuator *act, unsigned moves)
@@ -1504,7 +1516,7 @@ struct move_job {
 	unsigned nr_areas;
 	int err;    /* of the calls */
 	uint64_t t0;
-	unsigned movers; /* the actuator's when it started */
+	unsigned movers; /* np_movers_for_load's when it started */
 	bool threaded; /* carried out by @thread */
 	pthread_t thread;
 	_Atomic bool ended; /* its last call is made */
@@ -1578,6 +1590,7 @@ static void move_run(struct move_job *job)
 	struct move_state *ms = &job->ms;
 	int err = 1;
 
+	job->res.movers = 1;
 	if (job->whole)
 		err = migrate_whole(ms, &job->col);
 	if (err == 1) {
@@ -1585,6 +1598,7 @@ static void move_run(struct move_job *job)
 
 		err = 0;
 		ms->pool = pool_start(&pool, job->movers) ? &pool : NULL;
+		job->res.movers = ms->pool ? ms->pool->n : 1;
 		for (unsigned i = 0; i < job->col.nr && !err && !ms->stop; i++)
 			err = move_range(ms, &job->col.c[i]);
 		if (ms->pool)
@@ -1651,14 +1665,18 @@ static int job_new(struct np_actuator *act, const struct np_task *task, int targ
 		np_stats_add_skip(act->stats, NP_REASON_MOVING_OTHER);
 		return -EBUSY;
 	}
+	/* The scratch for the movers set was made with the lane; one for
+	 * more, out of memory, falls back to those. */
 	movers = np_movers_for_load(act->movers, act->others_busy, act->cpus, NP_MOVERS_MAX);
+	if (movers > act->movers && lane_ready(lane, movers) < 0)
+		movers = act->movers;
 	if (lane_ready(lane, movers) < 0 || !(job = calloc(1, sizeof(*job))))
 		return -ENOMEM;
+	act->moved_since_load = true;
 	job->act = act;
 	job->td.fd = -1;
 	job->t0 = now(act);
 	job->movers = movers;
-	job->res.movers = movers;
 	job->ms = (struct move_state){
 	    .act = act,
 	    .lane = lane,

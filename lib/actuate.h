@@ -122,10 +122,13 @@ void np_actuator_set_rate(struct np_actuator *act, uint64_t migrate_rate_mb_s);
 int np_actuator_set_movers(struct np_actuator *act, unsigned movers);
 
 /* What the moves started from now on see of the machine: other threads
- * than the daemon's keep @others_busy of its @cpus online CPUs busy. A
- * move then gets np_movers_for_load() of the movers set: more while the
- * CPUs are busy, so that, sharing them, its calls still get about that
- * many CPUs. Until the first call, or with @cpus 0: the movers set. */
+ * than the daemon's kept @others_busy of its @cpus online CPUs busy since
+ * the last call. A move then gets np_movers_for_load() of the movers set:
+ * more while the CPUs are busy, so that, sharing them, its calls still get
+ * about that many CPUs. A reading taken while a move of ours ran (started
+ * since the last call, or still running) is passed over, the one before
+ * it standing: the others then got less than they wanted. Until the first
+ * call, or with @cpus 0: the movers set. */
 void np_actuator_set_load(struct np_actuator *act, double others_busy, unsigned cpus);
 
 /* Set how many tasks' moves may be in flight at once (a reload changes
@@ -147,7 +150,7 @@ struct np_move_result {
 	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
-	unsigned movers;	       /* calls it could have in flight at once */
+	unsigned movers; /* the threads that made its calls (1: the moving thread alone) */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
 	uint64_t elapsed_ns;

@@ -1754,9 +1754,9 @@ static void log_move(struct np_engine *engine, const struct np_task *task, int t
 		log_denied(engine, task, "moving its pages", err);
 	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
-		       "pid %d (%s): %llu pages to %s in %u calls by %u movers, %.1f ms; %llu failed",
+		       "pid %d (%s): %llu pages to %s in %u calls by %u mover%s, %.1f ms; %llu failed",
 		       task->pid, task->comm, (unsigned long long)res->pages_moved, to, res->calls,
-		       res->movers, (double)res->elapsed_ns / 1e6,
+		       res->movers, res->movers == 1 ? "" : "s", (double)res->elapsed_ns / 1e6,
 		       (unsigned long long)res->pages_failed);
 	else if (err != -EAGAIN && err != -EBUSY)
 		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to %s: %s", task->pid,

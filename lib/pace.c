@@ -183,10 +183,9 @@ unsigned np_movers_for_load(unsigned movers, double busy, unsigned cpus, unsigne
 		busy = 0;
 	if (busy > cpus)
 		busy = cpus;
-	if (busy + movers <= cpus)
+	/* No more CPUs than movers: more would only queue up. */
+	if (busy + movers <= cpus || cpus <= movers)
 		return movers;
-	if (cpus <= movers)
-		return top;
 	want = round(movers * busy / (cpus - movers));
 	if (want < movers)
 		return movers;

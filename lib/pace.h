@@ -94,9 +94,9 @@ unsigned np_call_model_next(struct np_call_model *m, unsigned batch, unsigned pa
  * with those threads, each runnable thread getting about an equal part:
  * m movers get m * cpus / (busy + m) CPUs, which is @movers CPUs' worth at
  * m = movers * busy / (cpus - movers), rounded; at least @movers, at most
- * twice @movers and @most (twice, too, when the machine has no more CPUs
- * than @movers). One mover stays one: no calls in parallel at all; with
- * @cpus 0 (not known) the movers are @movers.
+ * twice @movers and @most. A machine with no more CPUs than @movers, or
+ * @cpus 0 (not known): @movers (more would only queue up). One mover stays
+ * one: no calls in parallel at all.
  */
 unsigned np_movers_for_load(unsigned movers, double busy, unsigned cpus, unsigned most);
 

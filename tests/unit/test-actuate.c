@@ -466,8 +466,13 @@ static void test_movers_for_load(void)
 	CHECK_INT(np_movers_for_load(4, 8, 6, 8), 8);
 	CHECK_INT(np_movers_for_load(6, 8, 8, 8), 8);
 	CHECK_INT(np_movers_for_load(8, 8, 8, 8), 8);
-	/* No more CPUs than movers: twice. */
-	CHECK_INT(np_movers_for_load(2, 2, 2, 8), 4);
+	/* No more CPUs than movers: more would only queue up. */
+	CHECK_INT(np_movers_for_load(2, 2, 2, 8), 2);
+	CHECK_INT(np_movers_for_load(2, 0, 1, 8), 2);
+	CHECK_INT(np_movers_for_load(4, 0.01, 4, 8), 4);
+	/* Just past the CPUs' room, and a half rounded up: 2 * 2.5 / 2. */
+	CHECK_INT(np_movers_for_load(2, 2.01, 4, 8), 2);
+	CHECK_INT(np_movers_for_load(2, 2.5, 4, 8), 3);
 	/* One mover stays one; unknown CPUs or load: the setting. */
 	CHECK_INT(np_movers_for_load(1, 4, 4, 8), 1);
 	CHECK_INT(np_movers_for_load(2, 4, 0, 8), 2);
@@ -1343,7 +1348,8 @@ static void test_movers(void)
 
 /* Movers against the machine's load: with two set, a move gets four
  * while other threads keep all four CPUs busy (never more calls in flight
- * than that), two while they leave two free or the CPUs are not known. */
+ * than that, and more than two), two while they leave two free; a reading
+ * taken while a move of ours ran is passed over, the one before standing. */
 static void test_movers_under_load(void)
 {
 	static struct parallel_kernel pk;
@@ -1353,8 +1359,15 @@ static void test_movers_under_load(void)
 	struct np_stats *stats;
 	struct np_actuator_params params;
 	struct np_actuator *act;
-	const double busy[] = {4, 1, 4};
-	const unsigned cpus[] = {4, 4, 0}, want[] = {4, 2, 2};
+	/* Each step's readings (busy CPUs of four) before its move. */
+	const struct {
+		double busy[2];
+		unsigned readings, want;
+	} steps[] = {
+	    {{4}, 1, 4},    /* the first reading */
+	    {{1}, 1, 4},    /* taken over the move before: passed over */
+	    {{1, 1}, 2, 2}, /* the second, with no move since the first */
+	};
 
 	sys.move_pages = parallel_move_pages;
 	sys.data = &pk;
@@ -1365,7 +1378,7 @@ static void test_movers_under_load(void)
 	params.batch_pages = 64;
 	params.movers = 2;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
-	for (unsigned k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		struct np_move_result res;
 		struct np_act_task at;
 		struct np_task task;
@@ -1377,15 +1390,18 @@ static void test_movers_under_load(void)
 			break;
 		virtual_ns = 7000 * SEC;
 		parallel_kernel_reset(&pk, addr);
-		np_actuator_set_load(act, busy[k], cpus[k]);
+		for (unsigned r = 0; r < steps[k].readings; r++)
+			np_actuator_set_load(act, steps[k].busy[r], 4);
 		live_task(&task, child);
 		np_act_task_init(&at);
 		CHECK_INT(move(act, &at, &task, FAKE_NODE, 0, &res), 0);
 		CHECK_U64(atomic_load(&pk.region_pages), 4000);
-		CHECK_INT(res.movers, want[k]);
-		CHECK(atomic_load(&pk.most_in_flight) <= want[k]);
-		printf("     %.0f busy CPUs of %u: %u movers, at most %u calls at once\n", busy[k],
-		       cpus[k], res.movers, atomic_load(&pk.most_in_flight));
+		CHECK_INT(res.movers, steps[k].want);
+		CHECK(atomic_load(&pk.most_in_flight) <= steps[k].want);
+		if (steps[k].want > 2)
+			CHECK(atomic_load(&pk.most_in_flight) > 2);
+		printf("     step %u: %u movers, at most %u calls at once\n", k, res.movers,
+		       atomic_load(&pk.most_in_flight));
 		np_act_task_release(&at);
 		reap(child);
 	}
