@@ -150,7 +150,7 @@ struct np_move_result {
 	uint64_t pages_failed;	       /* left in place with a per-page error */
 	uint64_t bytes_skipped_sparse; /* in ranges too sparse to look up page by page */
 	unsigned calls;		       /* move_pages/migrate_pages calls that moved memory */
-	unsigned movers; /* the threads that made its calls (1: the moving thread alone) */
+	unsigned movers; /* threads that made its calls (1: the moving thread; 0: none ran) */
 	bool used_migrate_pages;
 	bool budget_exhausted; /* stopped at max_bytes or the rate limit: more to do */
 	uint64_t elapsed_ns;

@@ -1743,8 +1743,12 @@ nomem:
 static void log_move(struct np_engine *engine, const struct np_task *task, int target_node,
 		     const struct np_move_result *res, int err, bool denied)
 {
-	char to[32];
+	char to[32], by[32] = "";
 
+	/* Calls in parallel: by how many threads (none said for one, or for
+	 * a dry run's records). */
+	if (res->movers > 1)
+		snprintf(by, sizeof(by), " by %u movers", res->movers);
 	/* -1: a move of areas, each thread's memory to its thread's node. */
 	if (target_node >= 0)
 		snprintf(to, sizeof(to), "node %d", target_node);
@@ -1754,10 +1758,9 @@ static void log_move(struct np_engine *engine, const struct np_task *task, int t
 		log_denied(engine, task, "moving its pages", err);
 	else if (!err)
 		np_log(engine->ctx, LOG_INFO,
-		       "pid %d (%s): %llu pages to %s in %u calls by %u mover%s, %.1f ms; %llu failed",
-		       task->pid, task->comm, (unsigned long long)res->pages_moved, to, res->calls,
-		       res->movers, res->movers == 1 ? "" : "s", (double)res->elapsed_ns / 1e6,
-		       (unsigned long long)res->pages_failed);
+		       "pid %d (%s): %llu pages to %s in %u calls%s, %.1f ms; %llu failed", task->pid,
+		       task->comm, (unsigned long long)res->pages_moved, to, res->calls, by,
+		       (double)res->elapsed_ns / 1e6, (unsigned long long)res->pages_failed);
 	else if (err != -EAGAIN && err != -EBUSY)
 		np_log(engine->ctx, LOG_INFO, "pid %d (%s): moving pages to %s: %s", task->pid,
 		       task->comm, to, strerror(-err));
