@@ -2664,11 +2664,7 @@ static int remember_decided(struct np_engine *engine, const struct np_snapshot *
 /* The thread's CPU time, ns; 0 when not timed (below debug). */
 static uint64_t cpu_now_ns(bool timed)
 {
-	struct timespec ts;
-
-	if (!timed || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return timed ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 }
 
 static int run_tick(struct np_engine *engine, const struct tick_opts *opts,

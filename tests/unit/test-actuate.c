@@ -1234,6 +1234,20 @@ static void parallel_kernel_reset(struct parallel_kernel *pk, uintptr_t addr)
 	pk->hi = addr + 4000 * 4096ul;
 }
 
+/* Parameters of an actuator over the parallel fake @pk, through @sys (both
+ * outlive the actuator): first calls of 64 pages, @movers movers. */
+static void parallel_params(struct np_actuator_params *params, struct np_actuator_sys *sys,
+			    struct parallel_kernel *pk, unsigned movers)
+{
+	*sys = fake_sys;
+	sys->move_pages = parallel_move_pages;
+	sys->data = pk;
+	fake_params(params);
+	params->sys = sys;
+	params->batch_pages = 64;
+	params->movers = movers;
+}
+
 /* Movers: batches moved by several calls at once move every page, with
  * calls at once when there are several movers and never more than them;
  * a call that fails leaves what the others moved counted, and its error
@@ -1241,7 +1255,7 @@ static void parallel_kernel_reset(struct parallel_kernel *pk, uintptr_t addr)
 static void test_movers(void)
 {
 	static struct parallel_kernel pk;
-	struct np_actuator_sys sys = fake_sys;
+	struct np_actuator_sys sys;
 	struct np_ctx *ctx;
 	struct np_topology *topo;
 	struct np_stats *stats;
@@ -1250,8 +1264,6 @@ static void test_movers(void)
 	struct np_move_result res;
 	struct np_task task;
 
-	sys.move_pages = parallel_move_pages;
-	sys.data = &pk;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
 	for (unsigned movers = 1; movers <= 4; movers += 3) {
 		struct np_act_task at;
@@ -1262,11 +1274,8 @@ static void test_movers(void)
 		CHECK(child > 0);
 		if (child <= 0)
 			break;
-		fake_params(&params);
-		params.sys = &sys;
+		parallel_params(&params, &sys, &pk, movers);
 		params.batch_target_ms = 20;
-		params.batch_pages = 64;
-		params.movers = movers;
 		virtual_ns = 7000 * SEC;
 		parallel_kernel_reset(&pk, addr);
 		CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
@@ -1353,7 +1362,7 @@ static void test_movers(void)
 static void test_movers_under_load(void)
 {
 	static struct parallel_kernel pk;
-	struct np_actuator_sys sys = fake_sys;
+	struct np_actuator_sys sys;
 	struct np_ctx *ctx;
 	struct np_topology *topo;
 	struct np_stats *stats;
@@ -1369,14 +1378,9 @@ static void test_movers_under_load(void)
 	    {{1, 1}, 2, 2}, /* the second, with no move since the first */
 	};
 
-	sys.move_pages = parallel_move_pages;
-	sys.data = &pk;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	fake_params(&params);
-	params.sys = &sys;
+	parallel_params(&params, &sys, &pk, 2);
 	params.batch_target_ms = 20;
-	params.batch_pages = 64;
-	params.movers = 2;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	for (unsigned k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		struct np_move_result res;
@@ -1964,7 +1968,7 @@ static void test_affinity_exit_during_set(void)
 static void test_move_off_thread(void)
 {
 	static struct parallel_kernel pk;
-	struct np_actuator_sys sys = fake_sys;
+	struct np_actuator_sys sys;
 	struct np_ctx *ctx;
 	struct np_topology *topo;
 	struct np_stats *stats;
@@ -1975,13 +1979,8 @@ static void test_move_off_thread(void)
 	struct np_task_memory mem;
 	uint64_t bytes_read = 0;
 
-	sys.move_pages = parallel_move_pages;
-	sys.data = &pk;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	fake_params(&params);
-	params.sys = &sys;
-	params.batch_pages = 64;
-	params.movers = 2;
+	parallel_params(&params, &sys, &pk, 2);
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	CHECK_INT(np_actuator_move_fd(act) >= 0, 1);
 	CHECK_INT(np_actuator_move_finish(act, 1, 0, NULL, &res), -ENOENT);
@@ -2043,7 +2042,7 @@ static void test_move_off_thread(void)
 static void test_moves_at_once(void)
 {
 	static struct parallel_kernel pk;
-	struct np_actuator_sys sys = fake_sys;
+	struct np_actuator_sys sys;
 	struct np_ctx *ctx;
 	struct np_topology *topo;
 	struct np_stats *stats;
@@ -2055,13 +2054,8 @@ static void test_moves_at_once(void)
 	int child[3];
 	uintptr_t addr[3] = {0};
 
-	sys.move_pages = parallel_move_pages;
-	sys.data = &pk;
 	setup("/", "handmade-4node", &ctx, &topo, &stats);
-	fake_params(&params);
-	params.sys = &sys;
-	params.batch_pages = 64;
-	params.movers = 2;
+	parallel_params(&params, &sys, &pk, 2);
 	params.moves = 2;
 	CHECK_INT(np_actuator_new_real(ctx, stats, &params, &act), 0);
 	memset(&pk, 0, sizeof(pk));
