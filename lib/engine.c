@@ -807,6 +807,22 @@ static void note_cpu_read(struct np_task_state *st, const struct np_task *task,
 	note_launch(st, task, ticks_per_s, now_ms);
 	st->last_cpu_ticks = task->cpu_ticks;
 	st->last_child_cpu_ticks = task->child_cpu_ticks;
+	st->wait_known = task->has_details && task->has_wait;
+	st->last_wait_ns = task->wait_ns;
+}
+
+/* Its threads' wait for a CPU since its last look, in percent of one CPU;
+ * 0 when either read lacks it. Threads that ended since took their wait
+ * with them: the sum may fall, and then counts nothing. */
+static double wait_percent(const struct np_task_state *st, const struct np_task *task,
+			   uint64_t now_ms)
+{
+	uint64_t ms = now_ms - st->last_look_ms;
+
+	if (!st->looked || !st->wait_known || !task->has_details || !task->has_wait || !ms ||
+	    task->wait_ns <= st->last_wait_ns)
+		return 0;
+	return (double)(task->wait_ns - st->last_wait_ns) / 1e6 * 100.0 / (double)ms;
 }
 
 struct tick {
@@ -868,10 +884,11 @@ static struct np_plan_memo *known_memos(const struct np_engine *engine, const st
 	return known;
 }
 
-static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu,
+static struct np_policy_task policy_task(const struct np_snap_task *e, double cpu, double wait,
 					 const struct np_task_state *st)
 {
 	return (struct np_policy_task){
+	    .wait_percent = wait,
 	    .task = &e->task,
 	    .node_bytes = e->mem.movable_bytes,
 	    .all_node_bytes = e->mem.node_bytes,
@@ -922,13 +939,18 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * shortest period from now, its CPU use measured from the first such
  * change since its last look (np_sched_task_poke): its memory follows
  * within seconds, not when a period of up to a minute ends. One its user
- * gave CPUs on more than one node waits that long, whatever its period
- * said, so that its demand is judged by how it runs on its new CPUs (when
- * the daemon places tasks, affinity = unpinned); one pinned to a node
- * needs no such window (its memory follows its threads, whatever it
- * uses), and is looked at when its period ends, if sooner. One
- * sched_getaffinity a looked-at task; a reused pid only makes its old
- * state due before the sync lets it go.
+ * gave CPUs on more than one node (when the daemon places tasks, affinity
+ * = unpinned) needs its demand judged by what it would use, not by what
+ * the old mask let it: with its threads' wait for a CPU known at its last
+ * look, it is due now, its demand its use and that wait since (a task
+ * squeezed onto one node's CPUs beside another shows half a CPU a thread
+ * used and half waited: a CPU a thread); without (a kernel with no
+ * schedstat), it waits a shortest period, whatever its period said, to be
+ * judged by how it runs on its new CPUs. One pinned to a node needs no
+ * such window (its memory follows its threads, whatever it uses), and is
+ * looked at when its period ends, if sooner. One sched_getaffinity a
+ * looked-at task; a reused pid only makes its old state due before the
+ * sync lets it go.
  */
 static unsigned poke_repinned(struct np_engine *engine, const struct np_topology *topo)
 {
@@ -938,17 +960,25 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 		struct np_task_state *st = &engine->states.v[i];
 		unsigned nodes = 0;
 		uint64_t now;
+		bool hold;
 
 		if (!st->cpus_hash)
 			continue;
 		now = nodes_hash_now(engine, topo, st->pid, &nodes);
 		if (!now || now == st->cpus_hash)
 			continue;
-		np_log(engine->ctx, LOG_DEBUG,
-		       "pid %d: its CPUs changed since its last look: due soon", st->pid);
-		if (np_sched_task_poke(engine->sched, &st->sched,
-				       nodes > 1 && engine->cfg.affinity == NP_AFFINITY_UNPINNED))
-			st->repinned = true;
+		hold = nodes > 1 && engine->cfg.affinity == NP_AFFINITY_UNPINNED;
+		if (hold && st->wait_known) {
+			np_log(engine->ctx, LOG_DEBUG,
+			       "pid %d: its CPUs changed since its last look: due now", st->pid);
+			np_sched_task_poke_now(engine->sched, &st->sched);
+			st->repinned_now = true;
+		} else {
+			np_log(engine->ctx, LOG_DEBUG,
+			       "pid %d: its CPUs changed since its last look: due soon", st->pid);
+			if (np_sched_task_poke(engine->sched, &st->sched, hold))
+				st->repinned = true;
+		}
 		st->cpus_hash = now;
 		st->must_read = true;
 		poked++;
@@ -1488,7 +1518,7 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 static void skip_entry(const struct np_engine *engine, const struct tick *t, struct np_snap_task *e)
 {
 	struct np_policy_machine m = machine_of(engine, t);
-	struct np_policy_task pt = policy_task(e, 0, NULL);
+	struct np_policy_task pt = policy_task(e, 0, 0, NULL);
 	struct np_action *a = &e->action;
 
 	np_policy_locate(&m, &engine->cfg, &pt, &e->run_node, &e->home_node, &e->locality);
@@ -1652,6 +1682,7 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	note_cpu_read(st, &e->task, t->list->ticks_per_s, t->now_ms);
 	st->last_look_ms = t->now_ms;
 	st->repinned = false; /* a tick that failed after its poke left it */
+	st->repinned_now = false;
 	return true;
 }
 
@@ -2479,6 +2510,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		if (st->th)
 			np_thread_homes_check(&env, st->th, &st->act, &e->task);
 		tasks[i] = policy_task(e, cpu_percent(st, &e->task, t->list->ticks_per_s, t->now_ms),
+				       st->repinned_now ? wait_percent(st, &e->task, t->now_ms) : 0,
 				       st);
 	}
 	err = np_policy_decide_all(&m, &engine->cfg, tasks, t->nr_picked, actions, next, memos,
@@ -2588,6 +2620,9 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		/* Launches were noted with the policy's input. */
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_child_cpu_ticks = e->task.child_cpu_ticks;
+		st->wait_known = e->task.has_details && e->task.has_wait;
+		st->last_wait_ns = e->task.wait_ns;
+		st->repinned_now = false;
 		st->looked = true;
 		/* Areas to move need the VMAs of a full read. */
 		st->must_read = st->th && st->th->nr_areas;

@@ -347,7 +347,8 @@ static bool runs_where_saturated(const struct view *v, const struct np_task *tas
 	return true;
 }
 
-/* The CPUs a task keeps busy: its use since the last look, at most one per
+/* The CPUs a task keeps busy: its use since the last look (and its
+ * threads' wait for a CPU, when the caller gives it), at most one per
  * thread. A task that had fewer CPUs than it has busy threads (our own
  * mask, or a node's worth while something else pinned it) cannot show more
  * than it got of them: when it used them all, or when every node its
@@ -366,10 +367,12 @@ static double task_demand(const struct view *v, const struct np_policy_task *t,
 	unsigned threads = task->nr_threads ? task->nr_threads : 1;
 	unsigned busy = busy_threads(task), could = np_bitmap_weight(allowed);
 	unsigned cpus = h->narrowed ? np_bitmap_weight(&h->narrowed_cpus) : node_cpus;
-	double d = t->cpu_percent / 100.0;
+	double d = (t->cpu_percent + t->wait_percent) / 100.0;
 
 	if (d > threads)
 		d = threads;
+	if (t->wait_percent > 0 && could && d > could)
+		d = could;
 	if (cpus && busy > cpus && (d >= 0.9 * cpus || runs_where_saturated(v, task)))
 		d = busy < could ? busy : could;
 	return d;

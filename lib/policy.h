@@ -174,6 +174,11 @@ struct np_policy_task {
 	/* CPU used since the previous look (since start at the first), in percent
 	 * of one CPU: a task keeping two CPUs busy is 200. */
 	double cpu_percent;
+	/* Its threads' wait for a CPU over the same span, in percent of one
+	 * CPU, where the caller wants its demand judged by what it would have
+	 * used with CPUs enough (a look at once after its user gave it CPUs
+	 * on more nodes: the old mask squeezed it); 0: by its use alone. */
+	double wait_percent;
 	/* The children it waited for (cutime + cstime) used
 	 * NP_HOME_MIN_CPU_PERCENT of a CPU between two reads of it, the last
 	 * time at launched_ms (the machine clock): a task that starts

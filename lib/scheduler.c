@@ -371,6 +371,17 @@ bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st, 
 	return first;
 }
 
+void np_sched_task_poke_now(const struct np_sched *sched, struct np_sched_task *st)
+{
+	uint64_t now = np_clock_now_ms(sched->clock);
+
+	if (!st->has_due)
+		return;
+	st->base_period_ms = sched->set.period_min_ms;
+	st->next_read_ms = 0;
+	st->next_due_ms = min_u64(st->next_due_ms, now);
+}
+
 bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms)
 {
 	return now_ms >= st->next_read_ms;

@@ -194,6 +194,13 @@ bool np_sched_needs_read(const struct np_sched_task *st, uint64_t now_ms);
  * due, by its use since the first. */
 bool np_sched_task_poke(const struct np_sched *sched, struct np_sched_task *st, bool hold);
 
+/* The same change for a task whose demand need not wait for a window (the
+ * caller can judge it by its use and its threads' wait for a CPU since its
+ * last look): due now, its period back at the minimum, its stat read at
+ * this scan, and its CPU use measured, as for any look, since its last. A
+ * task not yet of age is left to its first read. */
+void np_sched_task_poke_now(const struct np_sched *sched, struct np_sched_task *st);
+
 /* The current period of a task (its adaptive base times its size factor)
  * and when it may next be read, in clock ms. */
 void np_sched_task_period(const struct np_sched *sched, const struct np_sched_task *st,

@@ -623,7 +623,61 @@ static int compare_threads(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Each thread's last CPU; threads that exit meanwhile are skipped. */
+int np_schedstat_wait(const char *buf, size_t len, uint64_t *wait_ns)
+{
+	unsigned long long v[3];
+	const char *p = buf, *end = buf + len;
+
+	for (unsigned i = 0; i < 3; i++) {
+		char *after;
+
+		while (p < end && *p == ' ')
+			p++;
+		if (p == end || *p < '0' || *p > '9')
+			return -EINVAL;
+		errno = 0;
+		v[i] = strtoull(p, &after, 10);
+		if (errno || after > end)
+			return -EINVAL;
+		p = after;
+	}
+	if (p < end && *p == '\n')
+		p++;
+	if (p != end)
+		return -EINVAL;
+	*wait_ns = v[1];
+	return 0;
+}
+
+/* A thread's wait for a CPU so far, from "schedstat" under @dirfd. False
+ * when it cannot be had: no such file (a kernel without
+ * CONFIG_SCHED_INFO), the thread gone, or a line not as the kernel writes
+ * it (logged, naming the file): the wait is then not counted for the
+ * task, and the rest of its read stands. */
+static bool read_wait_at(struct np_ctx *ctx, int dirfd, const char *what, uint64_t *wait_ns)
+{
+	char *buf;
+	size_t len;
+	int err = read_at(ctx, dirfd, what, "schedstat", &buf, &len);
+
+	if (err)
+		return false;
+	err = np_schedstat_wait(buf, len, wait_ns);
+	if (err) {
+		int line_len;
+		const char *line = np_nth_line(buf, len, 1, &line_len);
+
+		np_log(ctx, LOG_ERR,
+		       "%s/%s/schedstat: line 1 is not three counts: \"%.*s\"; its task's wait "
+		       "for a CPU is not counted",
+		       root_prefix(ctx), what, line_len, line);
+	}
+	free(buf);
+	return !err;
+}
+
+/* Each thread's last CPU, CPU time and wait for a CPU; threads that exit
+ * meanwhile are skipped. */
 static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
 {
 	int taskfd = np_ctx_open_at(ctx, dirfd, what, "task", O_RDONLY | O_DIRECTORY);
@@ -635,6 +689,8 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 
 	if (taskfd < 0)
 		return np_is_vanished_error(taskfd) ? -ESRCH : taskfd;
+	task->has_wait = true;
+	task->wait_ns = 0;
 	snprintf(task_what, sizeof(task_what), "%s/task", what);
 	dir = fdopendir(taskfd);
 	if (!dir) {
@@ -644,6 +700,7 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 	while ((de = readdir(dir))) {
 		char tid_what[320];
 		struct np_stat st;
+		uint64_t wait_ns = 0;
 		int tidfd;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
@@ -660,6 +717,8 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 		if (!err && !task->thread_masks_differ)
 			err = thread_mask_differs(ctx, tidfd, tid_what, st.pid, task,
 						  &task->thread_masks_differ);
+		if (!err && task->has_wait)
+			task->has_wait = read_wait_at(ctx, tidfd, tid_what, &wait_ns);
 		close(tidfd);
 		if (err == -ESRCH) {
 			err = 0;
@@ -682,7 +741,9 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 		    .tid = st.pid,
 		    .last_cpu = st.processor,
 		    .cpu_ticks = st.utime + st.stime,
+		    .wait_ns = wait_ns,
 		};
+		task->wait_ns += wait_ns;
 	}
 	closedir(dir);
 	if (!err && task->nr_thread_samples == 0)
@@ -749,6 +810,8 @@ void np_task_clear(struct np_task *task)
 {
 	task_free_details(task);
 	task->nr_thread_samples = 0;
+	task->has_wait = false;
+	task->wait_ns = 0;
 	task->thread_masks_differ = false;
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);

@@ -61,7 +61,13 @@ struct np_thread {
 	int tid;
 	int last_cpu;
 	uint64_t cpu_ticks;
+	uint64_t wait_ns; /* time runnable and waiting for a CPU (schedstat) */
 };
+
+/* The second field of a thread's schedstat ("run wait slices", pure):
+ * its time runnable on a run queue, waiting for a CPU, in ns. -EINVAL
+ * when the line is not three counts. */
+int np_schedstat_wait(const char *buf, size_t len, uint64_t *wait_ns);
 
 /* One process (thread group) as seen by one scan. (pid, start_ticks) is its
  * identity: a pid alone is reused by the kernel. */
@@ -103,6 +109,11 @@ struct np_task {
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
+	/* Every thread read had its schedstat (a kernel with
+	 * CONFIG_SCHED_INFO), and wait_ns sums their waits for a CPU: with
+	 * cpu_ticks, what it would have used with CPUs enough. */
+	bool has_wait;
+	uint64_t wait_ns;
 	/* Some thread may run on other CPUs than the main thread's
 	 * cpus_allowed: someone (its user, or the program itself) pinned
 	 * threads one by one. */

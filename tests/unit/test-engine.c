@@ -406,6 +406,123 @@ static void test_repinned_after_idle(void)
 	engine_end(root, &params, &cfg, ctx, engine);
 }
 
+/* The hog's threads' (100 and 101) waits for a CPU so far, in ms, each
+ * in a schedstat of its own. */
+static void set_hog_waits(const char *root, uint64_t ms)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for t in 100 101; do echo \"1000 %llu 5\" >'%s/proc/100/task/'$t/schedstat; done",
+		 (unsigned long long)ms * 1000000, root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* The CPUs the plan counted for the hog at its last look. */
+static double hog_demand(const struct np_engine *engine)
+{
+	struct np_snapshot *status;
+	const struct np_snap_task *e;
+	double v = -1;
+
+	CHECK_INT(np_engine_status(engine, &status), 0);
+	e = find_task(status, 100);
+	if (e)
+		v = e->action.demand;
+	np_snapshot_free(status);
+	return v;
+}
+
+/* A 2-thread task squeezed onto node 0's CPUs (a CPU's worth used, as
+ * much waited for) whose user lets it run anywhere: with its threads'
+ * waits known (schedstat) it is looked at the tick that sees the change,
+ * its demand two CPUs (the use and the wait since its last look, while it
+ * was squeezed); without them (a kernel with no schedstat), it waits a
+ * shortest period to be judged on its new CPUs, as before. */
+static void repinned_with_wait(bool wait_known)
+{
+	struct np_engine_params params = {.dry_run = true};
+	char root[] = "/tmp/np-engine-XXXXXX";
+	unsigned long long hz = (unsigned long long)sysconf(_SC_CLK_TCK), ticks = 200000;
+	const char *what = wait_known ? "re-pinned, waits known" : "re-pinned, no waits";
+	struct np_engine *engine;
+	struct np_config cfg;
+	struct np_ctx *ctx;
+	uint64_t min, max, wait_ms = 0;
+	unsigned looks;
+
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return;
+	np_config_init(&cfg);
+	cfg.min_cpu_percent = 0;
+	cfg.affinity = NP_AFFINITY_UNPINNED;
+	min = cfg.scan_period_min_ms;
+	max = cfg.scan_period_max_ms;
+	CHECK_INT(np_ctx_new(root, &ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
+	params.ctx = ctx;
+	set_hog_cpus(root, "0-1");
+	set_hog_utime(root, ticks);
+	if (wait_known)
+		set_hog_waits(root, wait_ms);
+	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
+	/* Squeezed for a while, a CPU used and a CPU waited for: its period
+	 * grows to the longest. */
+	for (unsigned i = 0; i < 10; i++) {
+		ticks += max * hz / 1000;
+		set_hog_utime(root, ticks);
+		wait_ms += max / 2;
+		if (wait_known)
+			set_hog_waits(root, wait_ms);
+		reads_after(engine, params.clock, max);
+	}
+	looks = hog_looks(engine);
+	CHECK(looks >= 8);
+	/* Looked at once more at the end of a longest period; a shortest
+	 * one later, not due, it is let run anywhere. */
+	ticks += max * hz / 1000;
+	set_hog_utime(root, ticks);
+	wait_ms += max / 2;
+	if (wait_known)
+		set_hog_waits(root, wait_ms);
+	reads_after(engine, params.clock, max);
+	CHECK_INT(hog_looks(engine), looks + 1);
+	looks++;
+	ticks += min * hz / 1000;
+	set_hog_utime(root, ticks);
+	wait_ms += min / 2;
+	if (wait_known)
+		set_hog_waits(root, wait_ms);
+	set_hog_cpus(root, "0-3");
+	reads_after(engine, params.clock, min);
+	if (hog_looks(engine) != looks + wait_known)
+		fprintf(stderr, "%s: %u looks after the change, expected %u\n", what,
+			hog_looks(engine) - looks, (unsigned)wait_known);
+	CHECK_INT(hog_looks(engine), looks + wait_known);
+	if (wait_known) {
+		double d = hog_demand(engine);
+
+		if (!(d > 1.99 && d < 2.01))
+			fprintf(stderr, "%s: demand %.2f, expected 2\n", what, d);
+		CHECK(d > 1.99 && d < 2.01);
+	} else {
+		/* Two CPUs' use on its new CPUs: the look a shortest period
+		 * later sees that. */
+		ticks += 2 * min * hz / 1000;
+		set_hog_utime(root, ticks);
+		reads_after(engine, params.clock, min);
+		CHECK_INT(hog_looks(engine), looks + 1);
+		expect_hog_cpu(engine, 200, what);
+	}
+	engine_end(root, &params, &cfg, ctx, engine);
+}
+
+static void test_repinned_with_wait(void)
+{
+	repinned_with_wait(true);
+	repinned_with_wait(false);
+}
+
 static int count_listed(void *data, const struct np_task_list *list)
 {
 	*(unsigned *)data += list->nr;
@@ -1656,6 +1773,7 @@ int main(void)
 	test_repinned_due();
 	test_repinned_when_due();
 	test_repinned_after_idle();
+	test_repinned_with_wait();
 	test_permission_denied();
 	test_report_decisions();
 	test_user_policy();

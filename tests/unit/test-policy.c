@@ -1535,6 +1535,43 @@ static void test_light_tasks_on_busy_nodes(void)
 	free(b);
 }
 
+/* A task its user just gave CPUs on more nodes, judged at once by what it
+ * used and what its threads waited for a CPU under the old mask: two
+ * threads squeezed onto CPUs they shared with others, 100% used and 100%
+ * waited, keep two CPUs busy, not one; never more than a CPU a thread, nor
+ * more than it may use. Its use alone (no wait given) stays its demand. */
+static void test_wait_counts_in_demand(void)
+{
+	static const struct policy_case c = {
+	    .name = "squeezed",
+	    .topo = &two_nodes,
+	    .affinity = NP_AFFINITY_UNPINNED,
+	    .cpu_percent = 100,
+	    .mem_mib = {200, 0},
+	    .threads = "0,1",
+	};
+	struct built *b = malloc(sizeof(*b));
+	struct np_action a;
+
+	build(b, &c);
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.planned);
+	CHECK(a.demand > 0.99 && a.demand < 1.01);
+	b->input.wait_percent = 100;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.planned);
+	CHECK(a.demand > 1.99 && a.demand < 2.01);
+	b->input.wait_percent = 50;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.demand > 1.49 && a.demand < 1.51);
+	/* A wait of many threads' worth: a CPU a thread at most. */
+	b->input.wait_percent = 900;
+	decide(&b->machine, &b->cfg, &b->input, &a);
+	CHECK(a.demand > 1.99 && a.demand < 2.01);
+	unbuild(b);
+	free(b);
+}
+
 /* ---- invariants over random machines ---- */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -1767,6 +1804,7 @@ int main(void)
 	test_threads_pinned_one_by_one();
 	test_busy_threads_at_first_look();
 	test_light_tasks_on_busy_nodes();
+	test_wait_counts_in_demand();
 	test_batch_accounts_planned_moves();
 	test_names();
 	test_random_invariants();

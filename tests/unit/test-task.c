@@ -356,9 +356,44 @@ static void test_parsers_arbitrary_bytes(void)
 			free(cpus);
 		else
 			CHECK(bad_line >= 1);
+		{
+			uint64_t wait = 12345;
+			int err = np_schedstat_wait(copy, n, &wait);
+
+			CHECK(err == 0 || (err == -EINVAL && wait == 12345));
+		}
 		free(copy);
 	}
 	free(st);
+}
+
+/* ---- np_schedstat_wait ---- */
+
+/* A thread's schedstat, "run wait slices": the wait, or -EINVAL for
+ * anything else, the value untouched. */
+static void test_schedstat(void)
+{
+	static const char *const bad[] = {
+	    "", "\n", "1 2\n", "1 2 3 4\n", "1 -2 3\n", "1 x 3\n", "a 2 3\n",
+	    "1 2 3\n\n", "1 2 3x\n", "1 99999999999999999999 3\n", "1\t2\t3\n",
+	};
+	uint64_t wait = 7;
+
+	CHECK_INT(np_schedstat_wait("51234567 1200000 40\n", 20, &wait), 0);
+	CHECK_U64(wait, 1200000);
+	CHECK_INT(np_schedstat_wait("0 0 0", 5, &wait), 0); /* no newline */
+	CHECK_U64(wait, 0);
+	/* The counts are the kernel's u64s. */
+	CHECK_INT(np_schedstat_wait("1 18446744073709551615 2\n", 25, &wait), 0);
+	CHECK_U64(wait, UINT64_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wait = 7;
+		if (np_schedstat_wait(bad[i], strlen(bad[i]), &wait) != -EINVAL || wait != 7)
+			fprintf(stderr, "schedstat \"%s\" taken\n", bad[i]);
+		CHECK(wait == 7);
+	}
+	/* Only @len bytes are read: the same line cut short is refused. */
+	CHECK_INT(np_schedstat_wait("1 2 3\n", 3, &wait), -EINVAL);
 }
 
 /* ---- np_status_parse ---- */
@@ -546,9 +581,21 @@ static void test_fixture_basic(void)
 	CHECK_U64(copy.threads[0].cpu_ticks, 17);
 	CHECK_INT(copy.threads[3].tid, 11529);
 	CHECK_INT(copy.threads[3].last_cpu, 1);
+	/* Each thread's wait for a CPU, from its schedstat, and their sum. */
+	CHECK(copy.has_wait);
+	CHECK_U64(copy.threads[3].wait_ns, 2500000);
+	CHECK_U64(copy.wait_ns, 1200000 + 300000 + 0 + 2500000);
 	CHECK_INT(np_task_verify(ctx, &copy), 0);
 	np_task_clear(&copy);
 	CHECK(!copy.has_details && !copy.cgroup && !copy.threads);
+
+	/* A kernel without schedstat (11364's thread has none): no wait. */
+	t = find_task(&list, 11364);
+	copy = *t;
+	CHECK_INT(np_task_read_details(ctx, &copy), 0);
+	CHECK(copy.has_details && !copy.has_wait && copy.wait_ns == 0);
+	np_task_clear(&copy);
+	t = find_task(&list, 11368);
 
 	/* Same pid, other start time: a reused pid is not the task. */
 	copy = *t;
@@ -686,6 +733,11 @@ static void test_fixture_hostile(void)
 		CHECK_INT(np_topology_cpu_node(topo, t->threads[1].last_cpu), 1);
 		CHECK_INT(t->threads[2].tid, 205);
 		CHECK_INT(t->threads[2].last_cpu, 2);
+		/* 201's schedstat is not the kernel's: said, naming it, and
+		 * the task's wait is not counted; the rest of the read stands. */
+		CHECK(!t->has_wait);
+		CHECK(strstr(last_log, "tasks-hostile/proc/200/task/201/schedstat: line 1 is not "
+				       "three counts: \"1 -2 3\"") != NULL);
 		CHECK_STR(t->cgroup, "/user.slice/user-1000.slice/session-2.scope");
 		CHECK_U64(t->rss_bytes, 102400 * 1024);
 	}
@@ -1111,6 +1163,7 @@ int main(void)
 	test_stat_bad_lines();
 	test_stat_arbitrary_bytes();
 	test_parsers_arbitrary_bytes();
+	test_schedstat();
 	test_status();
 	test_cpu_ticks();
 	test_uptime();
