@@ -45,6 +45,7 @@ np_wait_ready() {
 np_start_hog() {
 	file=$1
 	shift
+	: >"$file" # not left to the background job: an old "ready" could be read first
 	np-hog "$@" >"$file" 2>&1 &
 	NP_HOG_PID=$!
 	np_wait_ready "$file"

@@ -36,6 +36,10 @@ start_hog_later() {
 	name=$1
 	launch=$2
 	shift 2
+	# Emptied here, not by the redirection below: that runs in the
+	# background job, and a "ready" left by the run before could be read
+	# first (the hog would then be let go while it allocates).
+	: >"$name.out"
 	taskset -c "$launch" np-hog --quiet --pause-ms=0 "$@" >"$name.out" 2>&1 &
 	HOG_PID=$!
 	eval "HOG_NAME_$HOG_PID=$name"
