@@ -801,28 +801,62 @@ static void note_launch(struct np_task_state *st, const struct np_task *task,
 
 /* Where the next look's CPU windows start: called before last_look_ms and
  * looked are set for this look. */
+/* Its threads' waits for a CPU as @task's read gave them, for the next
+ * look (wait_percent); none kept from a read without them (a scan's stat
+ * alone, a kernel without schedstat) or of one thread (its demand is a
+ * CPU at most, whatever it waited). */
+static void keep_waits(struct np_task_state *st, const struct np_task *task)
+{
+	unsigned n = task->has_details && task->has_wait ? task->nr_thread_samples : 0;
+	struct np_thread_wait *w = NULL;
+
+	st->wait_known = false;
+	if (n > 1 && n != st->nr_waits) {
+		w = realloc(st->waits, n * sizeof(*w));
+		if (!w)
+			return; /* not known: a re-pin waits for a window */
+		st->waits = w;
+	}
+	if (n < 2)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		st->waits[i] = (struct np_thread_wait){task->threads[i].tid, task->threads[i].wait_ns};
+	st->nr_waits = n;
+	st->wait_known = true;
+}
+
+/* Its threads' wait for a CPU since its last look, in percent of one CPU:
+ * each thread's since then (one started since: all of its), threads
+ * gone since not counted; 0 when either read lacks them. Both lists are
+ * in tid order. */
+static double wait_percent(const struct np_task_state *st, const struct np_task *task,
+			   uint64_t now_ms)
+{
+	uint64_t ms = now_ms - st->last_look_ms, waited = 0;
+	unsigned k = 0;
+
+	if (!st->looked || !st->wait_known || !task->has_details || !task->has_wait || !ms)
+		return 0;
+	for (unsigned i = 0; i < task->nr_thread_samples; i++) {
+		const struct np_thread *t = &task->threads[i];
+
+		while (k < st->nr_waits && st->waits[k].tid < t->tid)
+			k++;
+		if (k < st->nr_waits && st->waits[k].tid == t->tid)
+			waited += t->wait_ns > st->waits[k].wait_ns ? t->wait_ns - st->waits[k].wait_ns : 0;
+		else
+			waited += t->wait_ns;
+	}
+	return (double)waited / 1e6 * 100.0 / (double)ms;
+}
+
 static void note_cpu_read(struct np_task_state *st, const struct np_task *task,
 			  unsigned ticks_per_s, uint64_t now_ms)
 {
 	note_launch(st, task, ticks_per_s, now_ms);
 	st->last_cpu_ticks = task->cpu_ticks;
 	st->last_child_cpu_ticks = task->child_cpu_ticks;
-	st->wait_known = task->has_details && task->has_wait;
-	st->last_wait_ns = task->wait_ns;
-}
-
-/* Its threads' wait for a CPU since its last look, in percent of one CPU;
- * 0 when either read lacks it. Threads that ended since took their wait
- * with them: the sum may fall, and then counts nothing. */
-static double wait_percent(const struct np_task_state *st, const struct np_task *task,
-			   uint64_t now_ms)
-{
-	uint64_t ms = now_ms - st->last_look_ms;
-
-	if (!st->looked || !st->wait_known || !task->has_details || !task->has_wait || !ms ||
-	    task->wait_ns <= st->last_wait_ns)
-		return 0;
-	return (double)(task->wait_ns - st->last_wait_ns) / 1e6 * 100.0 / (double)ms;
+	keep_waits(st, task);
 }
 
 struct tick {
@@ -952,7 +986,8 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * looked-at task; a reused pid only makes its old state due before the
  * sync lets it go.
  */
-static unsigned poke_repinned(struct np_engine *engine, const struct np_topology *topo)
+static unsigned poke_repinned(struct np_engine *engine, const struct np_topology *topo,
+			      uint64_t now_ms)
 {
 	unsigned poked = 0;
 
@@ -968,12 +1003,19 @@ static unsigned poke_repinned(struct np_engine *engine, const struct np_topology
 		if (!now || now == st->cpus_hash)
 			continue;
 		hold = nodes > 1 && engine->cfg.affinity == NP_AFFINITY_UNPINNED;
-		if (hold && st->wait_known) {
+		/* At once, once a longest period at most: a task re-pinned
+		 * at every tick is not walked at every tick (the window's
+		 * pokes put its look off instead). */
+		if (hold && st->wait_known &&
+		    (!st->repinned_now_ms ||
+		     now_ms - st->repinned_now_ms >= engine->cfg.scan_period_max_ms)) {
+			st->repinned_now_ms = now_ms;
 			np_log(engine->ctx, LOG_DEBUG,
 			       "pid %d: its CPUs changed since its last look: due now", st->pid);
 			np_sched_task_poke_now(engine->sched, &st->sched);
 			st->repinned_now = true;
 		} else {
+			st->repinned_now = false;
 			np_log(engine->ctx, LOG_DEBUG,
 			       "pid %d: its CPUs changed since its last look: due soon", st->pid);
 			if (np_sched_task_poke(engine->sched, &st->sched, hold))
@@ -1285,7 +1327,7 @@ static int observe(struct np_engine *engine, struct tick *t)
 	 * only with a CPU's hot-plug, which this check sees once a tick that
 	 * read a task has read the machine again. */
 	if (!t->opts->look_once)
-		repinned = poke_repinned(engine, engine->topo);
+		repinned = poke_repinned(engine, engine->topo, t->now_ms);
 	/* Who ran since the last tick, before the reads it spares. Samples
 	 * lost: a task read before now may have run unseen. */
 	if (engine->runs_drain ? engine->runs_drain(engine->runs_data, note_run, engine)
@@ -2620,8 +2662,7 @@ static int decide_and_act(struct np_engine *engine, struct tick *t)
 		/* Launches were noted with the policy's input. */
 		st->last_cpu_ticks = e->task.cpu_ticks;
 		st->last_child_cpu_ticks = e->task.child_cpu_ticks;
-		st->wait_known = e->task.has_details && e->task.has_wait;
-		st->last_wait_ns = e->task.wait_ns;
+		keep_waits(st, &e->task);
 		st->repinned_now = false;
 		st->looked = true;
 		/* Areas to move need the VMAs of a full read. */

@@ -25,6 +25,9 @@ static void state_release(struct np_task_state *st)
 	st->th = NULL;
 	np_th_handed_free(st->th_handed);
 	st->th_handed = NULL;
+	free(st->waits);
+	st->waits = NULL;
+	st->nr_waits = 0;
 }
 
 static void state_init(struct np_task_state *st, const struct np_task *task,

@@ -46,14 +46,19 @@ struct np_task_state {
 	 * started meanwhile is the daemon's doing too. */
 	bool handed_back;
 	bool repinned; /* its CPUs changed: the window starts at this tick's read */
-	/* Its threads' wait for a CPU at the read last_look_ms stands for
-	 * (wait_known: every thread's schedstat was read then). */
+	/* Each thread's wait for a CPU at the read last_look_ms stands for,
+	 * by tid (wait_known: every thread's schedstat was read then). */
 	bool wait_known;
-	uint64_t last_wait_ns;
+	struct np_thread_wait {
+		int tid;
+		uint64_t wait_ns;
+	} *waits;
+	unsigned nr_waits;
 	/* Its CPUs changed, and its next look judges its demand by its use
 	 * and its threads' wait since its last look: no window (repinned) to
 	 * wait for. */
 	bool repinned_now;
+	uint64_t repinned_now_ms; /* the last such change (0: none) */
 	/* Its next look reads numa_maps, whatever a sample would say: its
 	 * CPUs changed since the last, or sampled looks stood in for enough
 	 * reads in a row. */

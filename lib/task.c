@@ -623,57 +623,56 @@ static int compare_threads(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-int np_schedstat_wait(const char *buf, size_t len, uint64_t *wait_ns)
+int np_schedstat_parse(const char *buf, size_t len, uint64_t *run_ns, uint64_t *wait_ns)
 {
-	unsigned long long v[3];
 	const char *p = buf, *end = buf + len;
+	uint64_t v[3];
 
+	if (len && buf[len - 1] == '\n')
+		end--;
 	for (unsigned i = 0; i < 3; i++) {
-		char *after;
+		const char *field = np_next_field(&p, end);
 
-		while (p < end && *p == ' ')
-			p++;
-		if (p == end || *p < '0' || *p > '9')
+		if (!field || !np_parse_u64(field, p, &v[i]))
 			return -EINVAL;
-		errno = 0;
-		v[i] = strtoull(p, &after, 10);
-		if (errno || after > end)
-			return -EINVAL;
-		p = after;
 	}
-	if (p < end && *p == '\n')
-		p++;
-	if (p != end)
+	if (np_next_field(&p, end))
 		return -EINVAL;
+	*run_ns = v[0];
 	*wait_ns = v[1];
 	return 0;
 }
 
-/* A thread's wait for a CPU so far, from "schedstat" under @dirfd. False
- * when it cannot be had: no such file (a kernel without
- * CONFIG_SCHED_INFO), the thread gone, or a line not as the kernel writes
- * it (logged, naming the file): the wait is then not counted for the
- * task, and the rest of its read stands. */
-static bool read_wait_at(struct np_ctx *ctx, int dirfd, const char *what, uint64_t *wait_ns)
+/* A thread's wait for a CPU so far, from "schedstat" under @dirfd, into
+ * *@wait_ns: 1, or 0 when it cannot be had: no such file (a kernel
+ * without CONFIG_SCHED_INFO), one that shows no run time for a thread
+ * that ran (a kernel that keeps the file but not the counts: before 5.14,
+ * without CONFIG_SCHEDSTATS and delay accounting), or a line not as the
+ * kernel writes it (logged, naming the file). -ESRCH: the thread is gone.
+ * The wait is then not counted for the task, and the rest of its read
+ * stands. */
+static int read_wait_at(struct np_ctx *ctx, int dirfd, const char *what, uint64_t ran_ticks,
+			uint64_t *wait_ns)
 {
+	uint64_t run_ns;
 	char *buf;
 	size_t len;
 	int err = read_at(ctx, dirfd, what, "schedstat", &buf, &len);
 
 	if (err)
-		return false;
-	err = np_schedstat_wait(buf, len, wait_ns);
+		return err == -ESRCH || (np_is_vanished_error(err) && err != -ENOENT) ? -ESRCH : 0;
+	err = np_schedstat_parse(buf, len, &run_ns, wait_ns);
 	if (err) {
 		int line_len;
 		const char *line = np_nth_line(buf, len, 1, &line_len);
 
-		np_log(ctx, LOG_ERR,
+		np_log(ctx, LOG_WARNING,
 		       "%s/%s/schedstat: line 1 is not three counts: \"%.*s\"; its task's wait "
 		       "for a CPU is not counted",
 		       root_prefix(ctx), what, line_len, line);
 	}
 	free(buf);
-	return !err;
+	return !err && (run_ns || !ran_ticks);
 }
 
 /* Each thread's last CPU, CPU time and wait for a CPU; threads that exit
@@ -717,8 +716,14 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 		if (!err && !task->thread_masks_differ)
 			err = thread_mask_differs(ctx, tidfd, tid_what, st.pid, task,
 						  &task->thread_masks_differ);
-		if (!err && task->has_wait)
-			task->has_wait = read_wait_at(ctx, tidfd, tid_what, &wait_ns);
+		if (!err && task->has_wait) {
+			int got = read_wait_at(ctx, tidfd, tid_what, st.utime + st.stime, &wait_ns);
+
+			if (got < 0)
+				err = got; /* gone: skipped, as when its stat is */
+			else
+				task->has_wait = got;
+		}
 		close(tidfd);
 		if (err == -ESRCH) {
 			err = 0;

@@ -64,10 +64,10 @@ struct np_thread {
 	uint64_t wait_ns; /* time runnable and waiting for a CPU (schedstat) */
 };
 
-/* The second field of a thread's schedstat ("run wait slices", pure):
- * its time runnable on a run queue, waiting for a CPU, in ns. -EINVAL
- * when the line is not three counts. */
-int np_schedstat_wait(const char *buf, size_t len, uint64_t *wait_ns);
+/* A thread's schedstat ("run wait slices", pure): its time on a CPU and
+ * its time runnable on a run queue, waiting for one, in ns. -EINVAL, with
+ * neither set, when the line is not three counts. */
+int np_schedstat_parse(const char *buf, size_t len, uint64_t *run_ns, uint64_t *wait_ns);
 
 /* One process (thread group) as seen by one scan. (pid, start_ticks) is its
  * identity: a pid alone is reused by the kernel. */

@@ -433,12 +433,13 @@ static double hog_demand(const struct np_engine *engine)
 	return v;
 }
 
-/* A 2-thread task squeezed onto node 0's CPUs (a CPU's worth used, as
- * much waited for) whose user lets it run anywhere: with its threads'
+/* A 2-thread task squeezed onto two CPUs (a CPU's worth used, as much
+ * waited for; nodes of one CPU) whose user lets it run anywhere: with its threads'
  * waits known (schedstat) it is looked at the tick that sees the change,
- * its demand two CPUs (the use and the wait since its last look, while it
- * was squeezed); without them (a kernel with no schedstat), it waits a
- * shortest period to be judged on its new CPUs, as before. */
+ * its demand two CPUs (the use and each thread's wait since its last
+ * look, while it was squeezed, one thread having ended meanwhile);
+ * without them (a kernel with no schedstat), it waits a shortest period
+ * to be judged on its new CPUs, as before. */
 static void repinned_with_wait(bool wait_known)
 {
 	struct np_engine_params params = {.dry_run = true};
@@ -453,6 +454,7 @@ static void repinned_with_wait(bool wait_known)
 
 	if (!fixture_copy(root, "engine-2node", NULL))
 		return;
+	four_nodes_of_one(root);
 	np_config_init(&cfg);
 	cfg.min_cpu_percent = 0;
 	cfg.affinity = NP_AFFINITY_UNPINNED;
@@ -490,9 +492,18 @@ static void repinned_with_wait(bool wait_known)
 	looks++;
 	ticks += min * hz / 1000;
 	set_hog_utime(root, ticks);
-	wait_ms += min / 2;
-	if (wait_known)
-		set_hog_waits(root, wait_ms);
+	if (wait_known) {
+		/* Thread 101 ends, and 100 waits the whole period: each
+		 * thread's wait since the last look counts, not their sum
+		 * (which fell). */
+		char cmd[4200];
+
+		snprintf(cmd, sizeof(cmd),
+			 "rm -r '%s/proc/100/task/101' && echo \"1000 %llu 5\" "
+			 ">'%s/proc/100/task/100/schedstat'",
+			 root, (unsigned long long)(wait_ms + min) * 1000000, root);
+		CHECK_INT(system(cmd), 0);
+	}
 	set_hog_cpus(root, "0-3");
 	reads_after(engine, params.clock, min);
 	if (hog_looks(engine) != looks + wait_known)
@@ -505,6 +516,27 @@ static void repinned_with_wait(bool wait_known)
 		if (!(d > 1.99 && d < 2.01))
 			fprintf(stderr, "%s: demand %.2f, expected 2\n", what, d);
 		CHECK(d > 1.99 && d < 2.01);
+		/* Re-pinned again a shortest period later, to other nodes,
+		 * and at every tick after, its two threads' waits known: not
+		 * looked at at once again within a longest period, nor at
+		 * every tick. */
+		char cmd[4200];
+
+		snprintf(cmd, sizeof(cmd), "cp -R '%s/proc/100/task/101' '%s/proc/100/task/'",
+			 fixture("engine-2node"), root);
+		CHECK_INT(system(cmd), 0);
+		set_hog_waits(root, wait_ms + min);
+		/* Its next look, when due, reads both. */
+		looks = hog_looks(engine);
+		for (unsigned i = 0; i < 64 && hog_looks(engine) == looks; i++)
+			reads_after(engine, params.clock, min);
+		CHECK_INT(hog_looks(engine), looks + 1);
+		looks++;
+		for (unsigned i = 0; i < 4; i++) {
+			set_hog_cpus(root, i % 2 ? "0-1" : "2-3");
+			reads_after(engine, params.clock, min);
+		}
+		CHECK_INT(hog_looks(engine), looks);
 	} else {
 		/* Two CPUs' use on its new CPUs: the look a shortest period
 		 * later sees that. */

@@ -1538,8 +1538,8 @@ static void test_light_tasks_on_busy_nodes(void)
 /* A task its user just gave CPUs on more nodes, judged at once by what it
  * used and what its threads waited for a CPU under the old mask: two
  * threads squeezed onto CPUs they shared with others, 100% used and 100%
- * waited, keep two CPUs busy, not one; never more than a CPU a thread, nor
- * more than it may use. Its use alone (no wait given) stays its demand. */
+ * waited, keep two CPUs busy, not one; never more than a CPU a thread.
+ * Its use alone (no wait given) stays its demand. */
 static void test_wait_counts_in_demand(void)
 {
 	static const struct policy_case c = {

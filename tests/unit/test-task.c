@@ -357,43 +357,48 @@ static void test_parsers_arbitrary_bytes(void)
 		else
 			CHECK(bad_line >= 1);
 		{
-			uint64_t wait = 12345;
-			int err = np_schedstat_wait(copy, n, &wait);
+			uint64_t run = 12345, wait = 12345;
+			int err = np_schedstat_parse(copy, n, &run, &wait);
 
-			CHECK(err == 0 || (err == -EINVAL && wait == 12345));
+			CHECK(err == 0 || (err == -EINVAL && run == 12345 && wait == 12345));
 		}
 		free(copy);
 	}
 	free(st);
 }
 
-/* ---- np_schedstat_wait ---- */
+/* ---- np_schedstat_parse ---- */
 
-/* A thread's schedstat, "run wait slices": the wait, or -EINVAL for
- * anything else, the value untouched. */
+/* A thread's schedstat, "run wait slices": the run time and the wait, or
+ * -EINVAL for anything else, the values untouched. */
 static void test_schedstat(void)
 {
 	static const char *const bad[] = {
 	    "", "\n", "1 2\n", "1 2 3 4\n", "1 -2 3\n", "1 x 3\n", "a 2 3\n",
 	    "1 2 3\n\n", "1 2 3x\n", "1 99999999999999999999 3\n", "1\t2\t3\n",
 	};
-	uint64_t wait = 7;
+	uint64_t run = 7, wait = 7;
 
-	CHECK_INT(np_schedstat_wait("51234567 1200000 40\n", 20, &wait), 0);
+	CHECK_INT(np_schedstat_parse("51234567 1200000 40\n", 20, &run, &wait), 0);
+	CHECK_U64(run, 51234567);
 	CHECK_U64(wait, 1200000);
-	CHECK_INT(np_schedstat_wait("0 0 0", 5, &wait), 0); /* no newline */
+	CHECK_INT(np_schedstat_parse("0 0 0", 5, &run, &wait), 0); /* no newline */
 	CHECK_U64(wait, 0);
 	/* The counts are the kernel's u64s. */
-	CHECK_INT(np_schedstat_wait("1 18446744073709551615 2\n", 25, &wait), 0);
+	CHECK_INT(np_schedstat_parse("1 18446744073709551615 2\n", 25, &run, &wait), 0);
 	CHECK_U64(wait, UINT64_MAX);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		wait = 7;
-		if (np_schedstat_wait(bad[i], strlen(bad[i]), &wait) != -EINVAL || wait != 7)
+		int err;
+
+		run = wait = 7;
+		err = np_schedstat_parse(bad[i], strlen(bad[i]), &run, &wait);
+		if (err != -EINVAL || run != 7 || wait != 7)
 			fprintf(stderr, "schedstat \"%s\" taken\n", bad[i]);
-		CHECK(wait == 7);
+		CHECK_INT(err, -EINVAL);
+		CHECK(run == 7 && wait == 7);
 	}
 	/* Only @len bytes are read: the same line cut short is refused. */
-	CHECK_INT(np_schedstat_wait("1 2 3\n", 3, &wait), -EINVAL);
+	CHECK_INT(np_schedstat_parse("1 2 3\n", 3, &run, &wait), -EINVAL);
 }
 
 /* ---- np_status_parse ---- */
@@ -706,6 +711,9 @@ static void test_fixture_hostile(void)
 		CHECK(np_nodeset_test(&t->mems_allowed, 1) &&
 		      !np_nodeset_test(&t->mems_allowed, 0));
 		CHECK_U64(t->rss_bytes, 2048 * 1024);
+		/* Its thread ran, and its schedstat shows no run time: a
+		 * kernel that keeps the file, not the counts. No wait. */
+		CHECK(!t->has_wait);
 	}
 
 	t = (struct np_task *)find_task(&list, 40);
