@@ -865,7 +865,41 @@ struct move_state {
 	bool huge_seen;
 	uint64_t pending; /* budget the calls in flight may use */
 	struct mover_pool *pool; /* NULL: calls made by the moving thread */
+	/* Pages of the chunk's calls left in place with -EFAULT or -EBUSY,
+	 * to be looked at again once every call of the chunk is made
+	 * (retry_failed): each page's address, its source and destination,
+	 * and the status it failed with. */
+	struct again {
+		void *page;
+		int src, dst, status;
+	} *again;
+	unsigned nr_again, again_cap;
+	bool last_try; /* the chunk's second try: failures are final */
 };
+
+/* Keep page @i of batch @b, answered @status, for retry_failed: a
+ * -EFAULT or -EBUSY while movers make calls side by side, on the first
+ * try. False (counted as failed at once) for any other status, a move by
+ * one thread (its calls come one after another: no call of its own was
+ * moving the page), the second try, or no memory to keep it. */
+static bool defer_failure(struct move_state *ms, const struct np_page_plan *plan,
+			  const struct np_page_batch *b, unsigned i, int status)
+{
+	if (!ms->pool || ms->last_try || (status != -EFAULT && status != -EBUSY))
+		return false;
+	if (ms->nr_again == ms->again_cap) {
+		unsigned cap = ms->again_cap ? ms->again_cap * 2 : plan->nr_pages;
+		struct again *bigger = realloc(ms->again, cap * sizeof(*bigger));
+
+		if (!bigger)
+			return false;
+		ms->again = bigger;
+		ms->again_cap = cap;
+	}
+	ms->again[ms->nr_again++] = (struct again){plan->pages[b->first + i],
+						   plan->src[b->first + i], b->dst, status};
+	return true;
+}
 
 /* Account one move_pages batch: pages now on their destination count as
  * moved from their source. A page reported -EBUSY may belong to a huge page
@@ -911,7 +945,13 @@ static uint64_t account_batch(struct move_state *ms, const struct np_page_plan *
 		}
 		/* Not on the destination: an error per page, or left behind by a
 		 * transient failure the kernel counted in its positive return
-		 * (after its own retries), which we file under EAGAIN. */
+		 * (after its own retries), which we file under EAGAIN. One that
+		 * may have met another call's move is tried again at the
+		 * chunk's end (retry_failed). */
+		if (defer_failure(ms, plan, b, i, status[i])) {
+			i++;
+			continue;
+		}
 		np_stats_add_page_failures(
 		    act->stats, status[i] < 0 ? status[i] : (not_moved > 0 ? -EAGAIN : 0), 1);
 		ms->res->pages_failed++;
@@ -1164,8 +1204,13 @@ static int call_made(struct move_state *ms, const struct np_page_plan *plan,
 	rate_refund(act, c->granted - moved);
 	if (ms->budget != UINT64_MAX)
 		ms->budget -= moved < ms->budget ? moved : ms->budget;
-	ms->lane->model.ns_per_page = c->elapsed / c->b.count;
-	resize_batch(act, &ms->lane->model, c->b.count, c->elapsed, ms->pool ? ms->pool->n : 1);
+	/* A second try's few pages would teach the model a call's fixed
+	 * cost as their price. */
+	if (!ms->last_try) {
+		ms->lane->model.ns_per_page = c->elapsed / c->b.count;
+		resize_batch(act, &ms->lane->model, c->b.count, c->elapsed,
+			     ms->pool ? ms->pool->n : 1);
+	}
 	return 0;
 }
 
@@ -1201,10 +1246,14 @@ static unsigned huge_block_end(const struct np_page_plan *plan, unsigned k, unsi
 	return end - first;
 }
 
+static int retry_failed(struct move_state *ms, uint64_t page_bytes, bool give_up);
+
 /* Move the batches of one looked-up chunk: each call made here, or handed
  * to an idle mover of the pool. Every call is made and accounted for before
- * it returns (the next chunk's lookup reuses the scratch). Returns 0 or the
- * first error of a call, after which no call is started. */
+ * it returns (the next chunk's lookup reuses the scratch), and the pages
+ * they left in place for another call's move tried once more
+ * (retry_failed). Returns 0 or the first error of a call, after which no
+ * call is started. */
 static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uint64_t page_bytes)
 {
 	struct np_actuator *act = ms->act;
@@ -1272,7 +1321,7 @@ static int move_plan(struct move_state *ms, const struct np_page_plan *plan, uin
 			make_call(&c);
 			err = call_made(ms, plan, &c, page_bytes);
 			if (err)
-				return err;
+				goto drain;
 		}
 	}
 drain:
@@ -1284,6 +1333,110 @@ drain:
 		if (!err)
 			err = e;
 	}
+	if (!ms->last_try) {
+		int e = retry_failed(ms, page_bytes, err != 0);
+
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+static int by_address_down(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct again *)a)->page;
+	uintptr_t y = (uintptr_t)((const struct again *)b)->page;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * The pages a chunk's calls left in place with -EFAULT or -EBUSY, once
+ * every call of the chunk is made (no call in flight: the lane's scratch
+ * is free). On Debian 12's 6.1 kernel move_pages
+ * answers -EFAULT for a page of a transparent huge page that another call
+ * is migrating (its PMD is a migration entry, which the page lookup does
+ * not follow), and -EBUSY for one another call has taken off the LRU:
+ * with movers side by side, before a move has seen a huge page and cut
+ * its calls at their blocks' edges (huge_block_end), a block split
+ * between two calls gave one of them up to 512 such pages. In the guest's
+ * compete runs they were 0-2,620 pages a move, counted as failed and
+ * left for a later look. Looked up now: one on its destination was moved
+ * whole with its huge page by the other call (counted moved, and the
+ * move's calls end at blocks' edges from here); one still elsewhere gets
+ * one more call, from the top address down like the others, whose
+ * failures are final, unless the move is to stop (its budget or the rate
+ * spent, the daemon stopping): then it fails as it did; one gone
+ * (-EFAULT, -ENOENT) fails with what the lookup says. @give_up (a call
+ * of the chunk failed whole): all of them fail as they did, unlooked at.
+ */
+static int retry_failed(struct move_state *ms, uint64_t page_bytes, bool give_up)
+{
+	struct np_actuator *act = ms->act;
+	struct lane *lane = ms->lane;
+	unsigned n = ms->nr_again, left = 0;
+	uint64_t found = 0;
+	struct np_page_plan plan;
+	int err;
+
+	ms->nr_again = 0;
+	if (!n)
+		return 0;
+	qsort(ms->again, n, sizeof(*ms->again), by_address_down);
+	for (unsigned i = 0; i < n; i++)
+		lane->pages[i] = ms->again[i].page;
+	if (!give_up &&
+	    act->sys->move_pages(act->sys->data, ms->pid, n, lane->pages, NULL, lane->status) < 0)
+		give_up = true;
+	if (!give_up) {
+		np_stats_add_pages_queried(act->stats, n);
+		ms->res->pages_queried += n;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct again *a = &ms->again[i];
+		int now = give_up ? a->status : lane->status[i];
+
+		if (now == a->dst) {
+			np_stats_add_migrated(act->stats, a->src, a->dst, 1, page_bytes);
+			found++;
+			continue;
+		}
+		if (now < 0 || ms->stop) {
+			np_stats_add_page_failures(act->stats, now < 0 ? now : a->status, 1);
+			ms->res->pages_failed++;
+			continue;
+		}
+		/* Kept in order, over what was read: left <= i. */
+		lane->pages[left] = a->page;
+		lane->status[left] = now;
+		lane->nodes[left] = a->dst;
+		left++;
+	}
+	if (found) {
+		uint64_t bytes = found * page_bytes;
+
+		ms->huge_seen = true;
+		ms->res->pages_moved += found;
+		ms->res->bytes_moved += bytes;
+		/* Moved by a call whose grant counted only its own pages:
+		 * they take from the rate's bucket (what it holds) and the
+		 * budget now. */
+		rate_take(act, bytes);
+		if (ms->budget != UINT64_MAX)
+			ms->budget -= bytes < ms->budget ? bytes : ms->budget;
+	}
+	if (!left)
+		return 0;
+	err = np_page_plan_build(lane->pages, lane->status, lane->nodes, false, left, left, &plan);
+	if (err) {
+		np_stats_add_page_failures(act->stats, -EAGAIN, left);
+		ms->res->pages_failed += left;
+		return 0;
+	}
+	ms->last_try = true;
+	err = move_plan(ms, &plan, page_bytes);
+	ms->last_try = false;
+	np_page_plan_clear(&plan);
 	return err;
 }
 
@@ -1604,6 +1757,9 @@ static void move_run(struct move_job *job)
 		if (ms->pool)
 			pool_stop(ms->pool);
 		ms->pool = NULL;
+		free(ms->again);
+		ms->again = NULL;
+		ms->again_cap = 0;
 	}
 	job->err = err;
 }
