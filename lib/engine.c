@@ -153,12 +153,21 @@ struct tick_opts {
 	uint64_t min_rss_bytes; /* look_once: the tasks shown */
 };
 
+/* Whether a details read takes the threads' waits for a CPU: only where
+ * the daemon places tasks, the one place they count (a task let run on
+ * more nodes, poke_repinned). */
+static bool reads_waits(const struct np_engine *engine)
+{
+	return engine->cfg.affinity == NP_AFFINITY_UNPINNED;
+}
+
 /* The list the scheduler plans with this tick. */
 static int read_details(void *data, unsigned index)
 {
 	struct np_engine *engine = data;
 
-	return np_task_read_details(engine->ctx, &engine->planned->tasks[index]);
+	return np_task_read_details_of(engine->ctx, &engine->planned->tasks[index],
+				       reads_waits(engine));
 }
 
 /* A task whose pages move off the loop now. */
@@ -1530,7 +1539,7 @@ static int read_entry(struct np_engine *engine, struct np_snap_task *e, uint64_t
 
 	*bytes_read = 0;
 	if (!e->task.has_details)
-		err = np_task_read_details(engine->ctx, &e->task);
+		err = np_task_read_details_of(engine->ctx, &e->task, reads_waits(engine));
 	if (!err) {
 		dirfd = np_task_dir_open(engine->ctx, &e->task, dir);
 		err = dirfd < 0 ? dirfd : 0;
@@ -1647,7 +1656,8 @@ static bool sampled_look(struct np_engine *engine, const struct tick *t, struct 
 	bool sufficed, fits;
 	int err;
 
-	if (!e->task.has_details && np_task_read_details(engine->ctx, &e->task))
+	if (!e->task.has_details &&
+	    np_task_read_details_of(engine->ctx, &e->task, reads_waits(engine)))
 		return false; /* the read that follows says why */
 	if (!e->task.nr_thread_samples)
 		return false;

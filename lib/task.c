@@ -677,7 +677,8 @@ static int read_wait_at(struct np_ctx *ctx, int dirfd, const char *what, uint64_
 
 /* Each thread's last CPU, CPU time and wait for a CPU; threads that exit
  * meanwhile are skipped. */
-static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct np_task *task)
+static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, bool waits,
+			struct np_task *task)
 {
 	int taskfd = np_ctx_open_at(ctx, dirfd, what, "task", O_RDONLY | O_DIRECTORY);
 	char task_what[NP_TASK_DIR_MAX + 8];
@@ -688,7 +689,7 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 
 	if (taskfd < 0)
 		return np_is_vanished_error(taskfd) ? -ESRCH : taskfd;
-	task->has_wait = true;
+	task->has_wait = waits;
 	task->wait_ns = 0;
 	snprintf(task_what, sizeof(task_what), "%s/task", what);
 	dir = fdopendir(taskfd);
@@ -761,6 +762,11 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, struct 
 
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 {
+	return np_task_read_details_of(ctx, task, true);
+}
+
+int np_task_read_details_of(struct np_ctx *ctx, struct np_task *task, bool waits)
+{
 	char what[NP_TASK_DIR_MAX];
 	int dirfd, err;
 
@@ -777,7 +783,7 @@ int np_task_read_details(struct np_ctx *ctx, struct np_task *task)
 	if (!err && task->cgroup && task->cgroup[0] == '/')
 		err = cpuset_read(ctx, task);
 	if (!err)
-		err = threads_read(ctx, dirfd, what, task);
+		err = threads_read(ctx, dirfd, what, waits, task);
 	close(dirfd);
 	if (err) {
 		np_task_clear(task);

@@ -109,9 +109,10 @@ struct np_task {
 	char *cgroup; /* the unified (0::) cgroup path, or NULL */
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
-	/* Every thread read had its schedstat (a kernel with
-	 * CONFIG_SCHED_INFO), and wait_ns sums their waits for a CPU: with
-	 * cpu_ticks, what it would have used with CPUs enough. */
+	/* The read asked for the threads' waits, and every thread read had
+	 * its schedstat (a kernel with CONFIG_SCHED_INFO): wait_ns sums
+	 * their waits for a CPU, with cpu_ticks what it would have used with
+	 * CPUs enough. */
 	bool has_wait;
 	uint64_t wait_ns;
 	/* Some thread may run on other CPUs than the main thread's
@@ -263,11 +264,17 @@ int np_task_source_node_load(struct np_task_source *src, const struct np_topolog
 const struct np_bitmap *np_task_source_cpus_seen(const struct np_task_source *src);
 
 /* Read status (allowed CPUs and nodes, VmRSS), cgroup and each thread's last
- * CPU of one task, through its directory as np_task_dir_open() checked it.
- * Returns 0, -ESRCH when it vanished or was replaced (drop it quietly),
- * -EINVAL for malformed content (logged with file and line), an odd file's
- * error (np_is_odd_file_error(), logged), or another -errno. */
+ * CPU, CPU time and wait for a CPU of one task, through its directory as
+ * np_task_dir_open() checked it. Returns 0, -ESRCH when it vanished or was
+ * replaced (drop it quietly), -EINVAL for malformed content (logged with
+ * file and line), an odd file's error (np_is_odd_file_error(), logged), or
+ * another -errno. */
 int np_task_read_details(struct np_ctx *ctx, struct np_task *task);
+
+/* The same, the threads' waits only with @waits (a schedstat read per
+ * thread, used only where the daemon places tasks): without, has_wait
+ * stays false. */
+int np_task_read_details_of(struct np_ctx *ctx, struct np_task *task, bool waits);
 
 /* The CPUs process @pid's main thread may run on now: on the live machine
  * one sched_getaffinity(2), under a fixture root its status file. Returns

@@ -594,6 +594,13 @@ static void test_fixture_basic(void)
 	np_task_clear(&copy);
 	CHECK(!copy.has_details && !copy.cgroup && !copy.threads);
 
+	/* Not asked for (the daemon not placing tasks): not read. */
+	copy = *t;
+	CHECK_INT(np_task_read_details_of(ctx, &copy, false), 0);
+	CHECK(copy.has_details && !copy.has_wait && copy.wait_ns == 0);
+	CHECK_U64(copy.threads[3].wait_ns, 0);
+	np_task_clear(&copy);
+
 	/* A kernel without schedstat (11364's thread has none): no wait. */
 	t = find_task(&list, 11364);
 	copy = *t;
