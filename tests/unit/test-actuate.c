@@ -1667,8 +1667,8 @@ static void test_huge_split_between_calls(void)
  * side get one more call once the chunk's calls are made: moved then if
  * the failure was passing (one page in a hundred, each failing once),
  * counted failed after their second failure if not, and not tried a
- * third time. A move by one thread (no call of its own beside) and one
- * that must stop (its budget spent) count them failed at once. */
+ * third time. A move by one thread (no call of its own beside) counts
+ * them failed at once. */
 static void test_failed_pages_tried_again(void)
 {
 	struct np_ctx *ctx;

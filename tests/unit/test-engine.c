@@ -258,6 +258,44 @@ static void four_nodes_of_one(const char *root)
 	CHECK_INT(system(cmd), 0);
 }
 
+/* The hog's threads' (100 and 101) waits for a CPU so far, in ms, each
+ * in a schedstat of its own. */
+static void set_hog_waits(const char *root, uint64_t ms)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for t in 100 101; do echo \"1000 %llu 5\" >'%s/proc/100/task/'$t/schedstat; done",
+		 (unsigned long long)ms * 1000000, root);
+	CHECK_INT(system(cmd), 0);
+}
+
+/* An engine on a copy of engine-2node made four nodes of one CPU
+ * (four_nodes_of_one), placing tasks (affinity = unpinned) with
+ * @min_cpu_percent, the hog on CPUs 0-1 with @ticks of CPU time (and,
+ * with @waits, schedstat files that show no wait yet). False, having said
+ * why, when the copy could not be made. */
+static bool repin_engine_start(char *root, unsigned min_cpu_percent, unsigned long long ticks,
+			       bool waits, struct np_engine_params *params, struct np_config *cfg,
+			       struct np_ctx **ctx, struct np_engine **engine)
+{
+	if (!fixture_copy(root, "engine-2node", NULL))
+		return false;
+	four_nodes_of_one(root);
+	np_config_init(cfg);
+	cfg->min_cpu_percent = min_cpu_percent;
+	cfg->affinity = NP_AFFINITY_UNPINNED;
+	CHECK_INT(np_ctx_new(root, ctx), 0);
+	CHECK_INT(np_clock_new_virtual(1000000, &params->clock), 0);
+	params->ctx = *ctx;
+	set_hog_cpus(root, "0-1");
+	set_hog_utime(root, ticks);
+	if (waits)
+		set_hog_waits(root, 0);
+	CHECK_INT(np_engine_new(params, cfg, engine), 0);
+	return true;
+}
+
 /* A task whose user gave it CPUs on other nodes, more than one, when it
  * was due anyway waits, too, for a shortest period of use on its new CPUs:
  * a look at once would judge it by a window of nothing (read as no use: a
@@ -280,20 +318,11 @@ static void test_repinned_when_due(void)
 	uint64_t min, max, waited;
 	unsigned looks, n = 0;
 
-	if (!fixture_copy(root, "engine-2node", NULL))
+	/* Placing tasks: the hold is for the tasks it places. */
+	if (!repin_engine_start(root, 0, ticks, false, &params, &cfg, &ctx, &engine))
 		return;
-	four_nodes_of_one(root);
-	np_config_init(&cfg);
-	cfg.min_cpu_percent = 0;
-	cfg.affinity = NP_AFFINITY_UNPINNED; /* the hold is for tasks it places */
 	min = cfg.scan_period_min_ms;
 	max = cfg.scan_period_max_ms;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	set_hog_cpus(root, "0-1");
-	set_hog_utime(root, ticks);
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	/* Nothing changes for a while: its period grows to the longest. */
 	for (unsigned i = 0; i < 10; i++)
 		reads_after(engine, params.clock, max);
@@ -362,20 +391,10 @@ static void test_repinned_after_idle(void)
 	uint64_t min, max;
 	unsigned looks;
 
-	if (!fixture_copy(root, "engine-2node", NULL))
+	if (!repin_engine_start(root, 10, ticks, false, &params, &cfg, &ctx, &engine))
 		return;
-	four_nodes_of_one(root);
-	np_config_init(&cfg);
-	cfg.min_cpu_percent = 10;
-	cfg.affinity = NP_AFFINITY_UNPINNED;
 	min = cfg.scan_period_min_ms;
 	max = cfg.scan_period_max_ms;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	set_hog_cpus(root, "0-1");
-	set_hog_utime(root, ticks);
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	reads_after(engine, params.clock, 0);
 	looks = hog_looks(engine);
 	CHECK_INT(looks, 1);
@@ -404,18 +423,6 @@ static void test_repinned_after_idle(void)
 	expect_hog_cpu(engine, 50, "re-pinned after an idle look");
 
 	engine_end(root, &params, &cfg, ctx, engine);
-}
-
-/* The hog's threads' (100 and 101) waits for a CPU so far, in ms, each
- * in a schedstat of its own. */
-static void set_hog_waits(const char *root, uint64_t ms)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof(cmd),
-		 "for t in 100 101; do echo \"1000 %llu 5\" >'%s/proc/100/task/'$t/schedstat; done",
-		 (unsigned long long)ms * 1000000, root);
-	CHECK_INT(system(cmd), 0);
 }
 
 /* The CPUs the plan counted for the hog at its last look. */
@@ -452,22 +459,10 @@ static void repinned_with_wait(bool wait_known)
 	uint64_t min, max, wait_ms = 0;
 	unsigned looks;
 
-	if (!fixture_copy(root, "engine-2node", NULL))
+	if (!repin_engine_start(root, 0, ticks, wait_known, &params, &cfg, &ctx, &engine))
 		return;
-	four_nodes_of_one(root);
-	np_config_init(&cfg);
-	cfg.min_cpu_percent = 0;
-	cfg.affinity = NP_AFFINITY_UNPINNED;
 	min = cfg.scan_period_min_ms;
 	max = cfg.scan_period_max_ms;
-	CHECK_INT(np_ctx_new(root, &ctx), 0);
-	CHECK_INT(np_clock_new_virtual(1000000, &params.clock), 0);
-	params.ctx = ctx;
-	set_hog_cpus(root, "0-1");
-	set_hog_utime(root, ticks);
-	if (wait_known)
-		set_hog_waits(root, wait_ms);
-	CHECK_INT(np_engine_new(&params, &cfg, &engine), 0);
 	/* Squeezed for a while, a CPU used and a CPU waited for: its period
 	 * grows to the longest. */
 	for (unsigned i = 0; i < 10; i++) {
