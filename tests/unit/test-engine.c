@@ -200,8 +200,9 @@ static void set_hog_utime(const char *root, unsigned long long ticks)
 	CHECK_INT(system(cmd), 0);
 }
 
-/* The CPU use of the hog's last look, as a status shows it. */
-static double hog_cpu_percent(const struct np_engine *engine)
+/* The CPU use of the hog's last look (or, with @demand, the CPUs the plan
+ * counted for it then), as a status shows it. */
+static double hog_figure(const struct np_engine *engine, bool demand)
 {
 	struct np_snapshot *status;
 	const struct np_snap_task *e;
@@ -211,7 +212,7 @@ static double hog_cpu_percent(const struct np_engine *engine)
 	e = find_task(status, 100);
 	CHECK(e != NULL);
 	if (e)
-		v = e->live.cpu_percent;
+		v = demand ? e->action.demand : e->live.cpu_percent;
 	np_snapshot_free(status);
 	return v;
 }
@@ -219,7 +220,7 @@ static double hog_cpu_percent(const struct np_engine *engine)
 /* The hog's last look measured @want percent of a CPU, within 10%. */
 static void expect_hog_cpu(const struct np_engine *engine, double want, const char *what)
 {
-	double cpu = hog_cpu_percent(engine);
+	double cpu = hog_figure(engine, false);
 
 	if (!(cpu > 0.9 * want && cpu < 1.1 * want))
 		fprintf(stderr, "%s: %.2f%% CPU, expected %.2f\n", what, cpu, want);
@@ -425,21 +426,6 @@ static void test_repinned_after_idle(void)
 	engine_end(root, &params, &cfg, ctx, engine);
 }
 
-/* The CPUs the plan counted for the hog at its last look. */
-static double hog_demand(const struct np_engine *engine)
-{
-	struct np_snapshot *status;
-	const struct np_snap_task *e;
-	double v = -1;
-
-	CHECK_INT(np_engine_status(engine, &status), 0);
-	e = find_task(status, 100);
-	if (e)
-		v = e->action.demand;
-	np_snapshot_free(status);
-	return v;
-}
-
 /* A 2-thread task squeezed onto two CPUs (a CPU's worth used, as much
  * waited for; nodes of one CPU) whose user lets it run anywhere: with its threads'
  * waits known (schedstat) it is looked at the tick that sees the change,
@@ -457,15 +443,19 @@ static void repinned_with_wait(bool wait_known)
 	struct np_config cfg;
 	struct np_ctx *ctx;
 	uint64_t min, max, wait_ms = 0;
-	unsigned looks;
+	unsigned looks = 0;
 
 	if (!repin_engine_start(root, 0, ticks, wait_known, &params, &cfg, &ctx, &engine))
 		return;
 	min = cfg.scan_period_min_ms;
 	max = cfg.scan_period_max_ms;
 	/* Squeezed for a while, a CPU used and a CPU waited for: its period
-	 * grows to the longest. */
-	for (unsigned i = 0; i < 10; i++) {
+	 * grows to the longest, and it is looked at at the end of each. */
+	for (unsigned i = 0; i < 11; i++) {
+		if (i == 10) {
+			looks = hog_looks(engine);
+			CHECK(looks >= 8);
+		}
 		ticks += max * hz / 1000;
 		set_hog_utime(root, ticks);
 		wait_ms += max / 2;
@@ -473,18 +463,9 @@ static void repinned_with_wait(bool wait_known)
 			set_hog_waits(root, wait_ms);
 		reads_after(engine, params.clock, max);
 	}
-	looks = hog_looks(engine);
-	CHECK(looks >= 8);
-	/* Looked at once more at the end of a longest period; a shortest
-	 * one later, not due, it is let run anywhere. */
-	ticks += max * hz / 1000;
-	set_hog_utime(root, ticks);
-	wait_ms += max / 2;
-	if (wait_known)
-		set_hog_waits(root, wait_ms);
-	reads_after(engine, params.clock, max);
 	CHECK_INT(hog_looks(engine), looks + 1);
 	looks++;
+	/* A shortest period later, not due, it is let run anywhere. */
 	ticks += min * hz / 1000;
 	set_hog_utime(root, ticks);
 	if (wait_known) {
@@ -506,7 +487,7 @@ static void repinned_with_wait(bool wait_known)
 			hog_looks(engine) - looks, (unsigned)wait_known);
 	CHECK_INT(hog_looks(engine), looks + wait_known);
 	if (wait_known) {
-		double d = hog_demand(engine);
+		double d = hog_figure(engine, true);
 
 		if (!(d > 1.99 && d < 2.01))
 			fprintf(stderr, "%s: demand %.2f, expected 2\n", what, d);
