@@ -808,8 +808,6 @@ static void note_launch(struct np_task_state *st, const struct np_task *task,
 	}
 }
 
-/* Where the next look's CPU windows start: called before last_look_ms and
- * looked are set for this look. */
 /* Its threads' waits for a CPU as @task's read gave them, for the next
  * look (wait_percent); none kept from a read without them (a scan's stat
  * alone, a kernel without schedstat) or of one thread (its demand is a
@@ -859,6 +857,8 @@ static double wait_percent(const struct np_task_state *st, const struct np_task 
 	return (double)waited / 1e6 * 100.0 / (double)ms;
 }
 
+/* Where the next look's CPU windows start: called before last_look_ms and
+ * looked are set for this look. */
 static void note_cpu_read(struct np_task_state *st, const struct np_task *task,
 			  unsigned ticks_per_s, uint64_t now_ms)
 {
@@ -931,7 +931,6 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 					 const struct np_task_state *st)
 {
 	return (struct np_policy_task){
-	    .wait_percent = wait,
 	    .task = &e->task,
 	    .node_bytes = e->mem.movable_bytes,
 	    .all_node_bytes = e->mem.node_bytes,
@@ -939,6 +938,7 @@ static struct np_policy_task policy_task(const struct np_snap_task *e, double cp
 	    .policy_bytes = e->mem.policy_bytes,
 	    .shared_file_bytes = e->mem.shared_file_bytes,
 	    .cpu_percent = cpu,
+	    .wait_percent = wait,
 	    .launched = st && st->launched,
 	    .launched_ms = st ? st->launched_ms : 0,
 	    .hist = st ? st->hist : NULL,
@@ -988,8 +988,9 @@ static uint64_t nodes_hash_now(struct np_engine *engine, const struct np_topolog
  * look, it is due now, its demand its use and that wait since (a task
  * squeezed onto one node's CPUs beside another shows half a CPU a thread
  * used and half waited: a CPU a thread); without (a kernel with no
- * schedstat), it waits a shortest period, whatever its period said, to be
- * judged by how it runs on its new CPUs. One pinned to a node needs no
+ * schedstat), or within scan_period_max_ms of the last change so looked
+ * at, it waits a shortest period, whatever its period said, to be judged
+ * by how it runs on its new CPUs. One pinned to a node needs no
  * such window (its memory follows its threads, whatever it uses), and is
  * looked at when its period ends, if sooner. One sched_getaffinity a
  * looked-at task; a reused pid only makes its old state due before the
