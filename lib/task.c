@@ -690,7 +690,6 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, bool wa
 	if (taskfd < 0)
 		return np_is_vanished_error(taskfd) ? -ESRCH : taskfd;
 	task->has_wait = waits;
-	task->wait_ns = 0;
 	snprintf(task_what, sizeof(task_what), "%s/task", what);
 	dir = fdopendir(taskfd);
 	if (!dir) {
@@ -749,7 +748,6 @@ static int threads_read(struct np_ctx *ctx, int dirfd, const char *what, bool wa
 		    .cpu_ticks = st.utime + st.stime,
 		    .wait_ns = wait_ns,
 		};
-		task->wait_ns += wait_ns;
 	}
 	closedir(dir);
 	if (!err && task->nr_thread_samples == 0)
@@ -822,7 +820,6 @@ void np_task_clear(struct np_task *task)
 	task_free_details(task);
 	task->nr_thread_samples = 0;
 	task->has_wait = false;
-	task->wait_ns = 0;
 	task->thread_masks_differ = false;
 	task->has_details = false;
 	np_bitmap_zero(&task->cpus_allowed);

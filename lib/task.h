@@ -110,11 +110,10 @@ struct np_task {
 	struct np_thread *threads;
 	unsigned nr_thread_samples;
 	/* The read asked for the threads' waits, and every thread read had
-	 * its schedstat (a kernel with CONFIG_SCHED_INFO): wait_ns sums
-	 * their waits for a CPU, with cpu_ticks what it would have used with
-	 * CPUs enough. */
+	 * its schedstat (a kernel with CONFIG_SCHED_INFO): each thread's
+	 * wait_ns, with its cpu_ticks, is what it would have used with CPUs
+	 * enough. */
 	bool has_wait;
-	uint64_t wait_ns;
 	/* Some thread may run on other CPUs than the main thread's
 	 * cpus_allowed: someone (its user, or the program itself) pinned
 	 * threads one by one. */
