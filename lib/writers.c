@@ -274,8 +274,10 @@ static void on_write(void *data, const void *body)
 		c->s[c->n++] = (struct np_write_sample){(int)rec.tid, rec.addr};
 }
 
-int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t *n,
-		       unsigned *overflowed)
+/* Drain every thread's ring into *@s and *@n, each event stopped first
+ * when @stop. */
+static int drain_all(struct np_writers *w, bool stop, struct np_write_sample **s, size_t *n,
+		     unsigned *overflowed)
 {
 	struct collecting c = {.pid = w->pid};
 
@@ -284,7 +286,8 @@ int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t 
 	*overflowed = 0;
 	for (unsigned i = 0; i < w->nr; i++) {
 		/* Stopped first, so that its ring holds still while read. */
-		ioctl(w->t[i].ring.fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (stop)
+			ioctl(w->t[i].ring.fd, PERF_EVENT_IOC_DISABLE, 0);
 		if (np_perf_ring_drain(&w->t[i].ring, w->page_size, w->ring_len,
 				       sizeof(struct sample_tid_addr), on_write, &c))
 			(*overflowed)++;
@@ -296,6 +299,29 @@ int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t 
 	*s = c.s;
 	*n = c.n;
 	return 0;
+}
+
+int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t *n,
+		       unsigned *overflowed)
+{
+	return drain_all(w, true, s, n, overflowed);
+}
+
+int np_writers_split(struct np_writers *w, struct np_write_sample **s, size_t *n,
+		     unsigned *overflowed)
+{
+	int err = drain_all(w, false, s, n, overflowed);
+
+	/* A write between the drain and the clear is in the second part:
+	 * its thread wrote the page all the same. */
+	if (!err)
+		err = clear_soft_dirty(w->pid);
+	if (err) {
+		free(*s);
+		*s = NULL;
+		*n = 0;
+	}
+	return err;
 }
 
 void np_writers_free(struct np_writers *w)

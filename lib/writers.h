@@ -107,5 +107,18 @@ int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, 
 int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t *n,
 		       unsigned *overflowed);
 
+/*
+ * Make two samples of one: collect what the events recorded so far, as
+ * np_writers_collect() does but with the events left running, then clear
+ * the task's soft-dirty bits again, so that what follows, collected at
+ * the end, is a sample of its own, whose blocks of one fault (a huge
+ * page's) the first part confirms (np_writers_confirm). Returns 0,
+ * -ENOMEM, or the clear's error (-ESRCH: the task ended); on an error
+ * nothing is returned, what was recorded so far is lost, and what
+ * follows is collected at the end as one sample.
+ */
+int np_writers_split(struct np_writers *w, struct np_write_sample **s, size_t *n,
+		     unsigned *overflowed);
+
 /* Stop and free; NULL is accepted. */
 void np_writers_free(struct np_writers *w);

@@ -157,8 +157,9 @@ static void test_ring(void)
 
 /* ---- the live machine ---- */
 
-/* A child whose two threads each write a region of their own when told
- * (first writes to fresh pages fault as the writes after a clear do). */
+/* A child whose two threads each write a region of their own each time
+ * they are told (first writes to fresh pages fault as the writes after a
+ * clear do). */
 struct toucher {
 	char *mem;
 	size_t len;
@@ -171,35 +172,143 @@ static void *toucher_main(void *arg)
 	int tid = (int)syscall(SYS_gettid);
 	char c;
 
-	if (write(t->tid_out, &tid, sizeof(tid)) != sizeof(tid) || read(t->go, &c, 1) != 1)
+	if (write(t->tid_out, &tid, sizeof(tid)) != sizeof(tid))
 		return NULL;
-	for (size_t off = 0; off < t->len; off += 4096)
-		t->mem[off] = 1;
-	c = 'd';
-	if (write(t->done, &c, 1) != 1)
-		return NULL;
+	while (read(t->go, &c, 1) == 1) {
+		for (size_t off = 0; off < t->len; off += 4096)
+			t->mem[off] = c;
+		if (write(t->done, &c, 1) != 1)
+			return NULL;
+	}
 	return NULL;
+}
+
+#define TOUCHER_LEN (8 * MIB)
+
+/* The child, its two threads' ids and regions, and the pipes to them. */
+struct touchers {
+	pid_t pid;
+	int tid[2];
+	char *mem[2];
+	int go[2][2], done[2];
+};
+
+static void touchers_start(struct touchers *k)
+{
+	int tids[2][2];
+
+	for (int i = 0; i < 2; i++) {
+		k->mem[i] = mmap(NULL, TOUCHER_LEN, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(k->mem[i] != MAP_FAILED && pipe(k->go[i]) == 0 && pipe(tids[i]) == 0);
+	}
+	CHECK(pipe(k->done) == 0);
+	k->pid = fork();
+	if (k->pid == 0) {
+		struct toucher t[2];
+		pthread_t th[2];
+
+		for (int i = 0; i < 2; i++) {
+			t[i] = (struct toucher){k->mem[i], TOUCHER_LEN, k->go[i][0], tids[i][1],
+						k->done[1]};
+			pthread_create(&th[i], NULL, toucher_main, &t[i]);
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	for (int i = 0; i < 2; i++) {
+		CHECK(read(tids[i][0], &k->tid[i], sizeof(k->tid[i])) == sizeof(k->tid[i]));
+		close(tids[i][0]);
+		close(tids[i][1]);
+	}
+}
+
+/* Have thread @i write its region once, and wait until it has. */
+static void touchers_go(struct touchers *k, int i)
+{
+	char c = 'g';
+
+	CHECK(write(k->go[i][1], &c, 1) == 1);
+	CHECK(read(k->done[0], &c, 1) == 1);
+}
+
+static void touchers_end(struct touchers *k)
+{
+	kill(k->pid, SIGKILL);
+	waitpid(k->pid, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		munmap(k->mem[i], TOUCHER_LEN);
+		close(k->go[i][0]);
+		close(k->go[i][1]);
+		close(k->done[i]);
+	}
 }
 
 static bool inside(uint64_t start, const char *mem, size_t len)
 {
-	return start >= (uintptr_t)mem && start + (1u << NP_WRITERS_BLOCK_SHIFT) <= (uintptr_t)mem + len;
+	return start >= (uintptr_t)mem &&
+	       start + (1u << NP_WRITERS_BLOCK_SHIFT) <= (uintptr_t)mem + len;
+}
+
+/* Of @nr blocks, those in each thread's region written by it alone
+ * (alone[]) and those written by anyone else (returned). */
+static unsigned count_blocks(const struct touchers *k, const struct np_writer_block *b, unsigned nr,
+			     unsigned alone[2])
+{
+	unsigned wrong = 0;
+
+	alone[0] = alone[1] = 0;
+	for (unsigned j = 0; j < nr; j++) {
+		for (int i = 0; i < 2; i++) {
+			if (!inside(b[j].start, k->mem[i], TOUCHER_LEN))
+				continue;
+			if (b[j].tid == k->tid[i])
+				alone[i]++;
+			else
+				wrong++;
+		}
+	}
+	return wrong;
+}
+
+/* Of @nr blocks, those in thread @i's region left unconfirmed. */
+static unsigned unconfirmed_in(const struct touchers *k, int i, const struct np_writer_block *b,
+			       unsigned nr)
+{
+	unsigned n = 0;
+
+	for (unsigned j = 0; j < nr; j++)
+		n += inside(b[j].start, k->mem[i], TOUCHER_LEN) &&
+		     b[j].tid == NP_WRITERS_UNCONFIRMED;
+	return n;
+}
+
+/* Start a sample of both threads; false (said) where this machine has
+ * none to give. */
+static bool start_or_skip(struct np_ctx *ctx, const struct touchers *k, struct np_writers **w)
+{
+	int err = np_writers_start(ctx, k->pid, k->tid, 2, 256, w);
+
+	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
+		printf("skipped: no write samples here (%s)\n", strerror(-err));
+		return false;
+	}
+	CHECK_INT(err, 0);
+	return !err;
 }
 
 static void test_live(void)
 {
-	const size_t len = 8 * MIB;
-	struct toucher t[2];
-	int go[2][2], tids[2][2], done[2], err, tid[2];
-	char *mem[2];
 	struct np_writers *w = NULL;
 	struct np_write_sample *s = NULL;
 	struct np_writer_block *b = NULL;
 	struct np_ctx *ctx, *fixture;
+	struct touchers k;
 	char root[] = "/tmp/np-writers-XXXXXX";
-	unsigned overflowed, nr, alone[2] = {0, 0}, wrong = 0;
+	unsigned overflowed, nr, alone[2];
 	size_t n;
-	pid_t pid;
+	int err;
 
 	err = np_writers_probe();
 	CHECK(err == 0 || err == -EOPNOTSUPP);
@@ -214,58 +323,19 @@ static void test_live(void)
 	CHECK_INT(np_writers_start(ctx, 0, (int[]){1}, 1, 64, &w), -EINVAL);
 	CHECK_INT(np_writers_start(ctx, 1, NULL, 0, 64, &w), -EINVAL);
 
-	for (int i = 0; i < 2; i++) {
-		mem[i] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		CHECK(mem[i] != MAP_FAILED && pipe(go[i]) == 0 && pipe(tids[i]) == 0);
-	}
-	CHECK(pipe(done) == 0);
-	pid = fork();
-	if (pid == 0) {
-		pthread_t th[2];
-
-		for (int i = 0; i < 2; i++) {
-			t[i] = (struct toucher){mem[i], len, go[i][0], tids[i][1], done[1]};
-			pthread_create(&th[i], NULL, toucher_main, &t[i]);
-		}
-		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
-		pause();
-		_exit(0);
-	}
-	for (int i = 0; i < 2; i++)
-		CHECK(read(tids[i][0], &tid[i], sizeof(tid[i])) == sizeof(tid[i]));
-	err = np_writers_start(ctx, pid, tid, 2, 256, &w);
-	if (err == -EPERM || err == -EACCES || err == -EOPNOTSUPP) {
-		printf("skipped: no write samples here (%s)\n", strerror(-err));
+	touchers_start(&k);
+	if (!start_or_skip(ctx, &k, &w))
 		goto out;
-	}
-	CHECK_INT(err, 0);
-	if (err)
-		goto out;
-	for (int i = 0; i < 2; i++) {
-		char c = 'g';
-
-		CHECK(write(go[i][1], &c, 1) == 1);
-		CHECK(read(done[0], &c, 1) == 1);
-	}
+	touchers_go(&k, 0);
+	touchers_go(&k, 1);
 	CHECK_INT(np_writers_collect(w, &s, &n, &overflowed), 0);
 	CHECK(n > 0);
 	CHECK_INT(np_writers_attribute(s, n, &b, &nr), 0);
-	for (unsigned k = 0; k < nr; k++) {
-		for (int i = 0; i < 2; i++) {
-			if (!inside(b[k].start, mem[i], len))
-				continue;
-			if (b[k].tid == tid[i])
-				alone[i]++;
-			else
-				wrong++;
-		}
-	}
 	/* Each full block of a region was written by its own thread alone
 	 * (a region of 8 MiB holds three at least). */
+	CHECK_INT(count_blocks(&k, b, nr, alone), 0);
 	CHECK(alone[0] >= 3);
 	CHECK(alone[1] >= 3);
-	CHECK_INT(wrong, 0);
 	if (overflowed)
 		printf("note: %u rings overflowed\n", overflowed);
 out:
@@ -273,8 +343,61 @@ out:
 	free(b);
 	np_writers_free(w);
 	np_writers_free(NULL);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	touchers_end(&k);
+	np_ctx_free(ctx);
+}
+
+/* A sample split in two: the first part holds what was written before the
+ * split, the second what was written after, a page written again among it
+ * (the split cleared the bits again). */
+static void test_live_split(void)
+{
+	struct np_writers *w = NULL;
+	struct np_write_sample *s1 = NULL, *s2 = NULL;
+	struct np_writer_block *b1 = NULL, *b2 = NULL;
+	struct np_ctx *ctx;
+	struct touchers k;
+	unsigned overflowed, nr1 = 0, nr2 = 0, alone[2];
+	bool soft_dirty = np_writers_probe() == 0;
+	size_t n1, n2;
+
+	CHECK_INT(np_ctx_new("/", &ctx), 0);
+	touchers_start(&k);
+	if (!soft_dirty) {
+		printf("skipped: no soft-dirty bits on this kernel\n");
+		goto out;
+	}
+	if (!start_or_skip(ctx, &k, &w))
+		goto out;
+	touchers_go(&k, 0);
+	CHECK_INT(np_writers_split(w, &s1, &n1, &overflowed), 0);
+	CHECK_INT(np_writers_attribute(s1, n1, &b1, &nr1), 0);
+	CHECK_INT(count_blocks(&k, b1, nr1, alone), 0);
+	CHECK(alone[0] >= 3);
+	CHECK_INT(alone[1], 0);
+
+	touchers_go(&k, 1);
+	touchers_go(&k, 0);
+	CHECK_INT(np_writers_collect(w, &s2, &n2, &overflowed), 0);
+	CHECK_INT(np_writers_attribute(s2, n2, &b2, &nr2), 0);
+	CHECK_INT(count_blocks(&k, b2, nr2, alone), 0);
+	CHECK(alone[1] >= 3);
+	/* Present and written before the split: faults again only because
+	 * the split cleared its bits. */
+	CHECK(alone[0] >= 3);
+	/* The first part confirms the blocks written in both (those of
+	 * one fault: huge pages); thread 1's first writes, under huge pages,
+	 * have nothing to confirm them. */
+	np_writers_confirm(b2, nr2, b1, nr1);
+	CHECK_INT(count_blocks(&k, b2, nr2, alone) - unconfirmed_in(&k, 1, b2, nr2), 0);
+	CHECK(alone[0] >= 3);
+out:
+	free(s1);
+	free(s2);
+	free(b1);
+	free(b2);
+	np_writers_free(w);
+	touchers_end(&k);
 	np_ctx_free(ctx);
 }
 
@@ -284,5 +407,6 @@ int main(void)
 	test_confirm();
 	test_ring();
 	test_live();
+	test_live_split();
 	return check_done();
 }

@@ -152,6 +152,10 @@ project_bins=$build/daemon/numaplaced
 for exe in "$build"/tests/workloads/np-*; do
 	[ -f "$exe" ] && [ -x "$exe" ] && project_bins="$project_bins $exe"
 done
+# Unit tests whose live parts need the guest's kernel (soft-dirty bits).
+for exe in "$build"/tests/test-writers; do
+	[ -f "$exe" ] && [ -x "$exe" ] && project_bins="$project_bins $exe"
+done
 tools=$(grep -v '^#' "$vmdir/guest-tools")
 for tool in $tools; do
 	[ -x "$tool" ] || { echo "$0: guest tool $tool is missing on this host" >&2; exit 1; }
