@@ -67,6 +67,7 @@ struct daemon {
 	struct event *tick;
 	struct event *sig_hup, *sig_usr1, *stop_event;
 	struct event *move_done;	/* the engine's move off the loop ended */
+	struct event *split;		/* a sample of threads' writes is due a split */
 	struct event *task_events;	/* the process connector has events */
 	struct event *task_events_rest; /* ends the pause after a drain */
 	bool task_events_unwatched;	/* a re-arm failed (logged once) */
@@ -305,6 +306,28 @@ static void log_tick_cpu(const struct daemon *d, uint64_t cpu_ns)
 		      (double)(cpu_ns > engine_ns ? cpu_ns - engine_ns : 0) / 1e6);
 }
 
+/* A sample of a task's threads' writes is split halfway; with ticks
+ * further apart than that, by a timer of its own. */
+static void schedule_split(struct daemon *d)
+{
+	int64_t in_ms = np_engine_split_in_ms(d->engine);
+	struct timeval tv;
+
+	if (in_ms < 0 || (uint64_t)in_ms >= d->cfg.tick_ms)
+		return;
+	tv.tv_sec = (time_t)(in_ms / 1000);
+	tv.tv_usec = (suseconds_t)(in_ms % 1000 * 1000);
+	evtimer_add(d->split, &tv);
+}
+
+static void on_split(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	np_engine_split_samples(d->engine);
+	schedule_split(d);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -333,6 +356,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	if (!err)
 		log_tick_cpu(d, elapsed_ns(&cpu0, &cpu1));
 	schedule_tick(d);
+	schedule_split(d);
 }
 
 static void on_move_done(evutil_socket_t fd, short what, void *arg)
@@ -656,7 +680,8 @@ static int setup(struct daemon *d)
 		np_engine_set_observer(d->engine, record_scan, d);
 	}
 	d->tick = evtimer_new(d->base, on_tick, d);
-	if (!d->tick || np_logger_attach(d->log, d->base))
+	d->split = evtimer_new(d->base, on_split, d);
+	if (!d->tick || !d->split || np_logger_attach(d->log, d->base))
 		return -ENOMEM;
 	/* Pages move while the loop ticks, serves metrics and hears SIGTERM;
 	 * a dry run has nothing to wait for. */
@@ -700,8 +725,8 @@ static void teardown(struct daemon *d)
 	np_control_free(d->control);
 	if (d->tick)
 		event_free(d->tick);
-	struct event *events[] = {d->sig_hup,	d->sig_usr1,	d->stop_event,
-				  d->move_done, d->task_events, d->task_events_rest};
+	struct event *events[] = {d->sig_hup,	  d->sig_usr1, d->stop_event,	   d->move_done,
+				  d->task_events, d->split,    d->task_events_rest};
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
 		if (events[i])
 			event_free(events[i]);

@@ -1997,6 +1997,44 @@ static void th_move_ended(struct np_thread_homes *th, int err, const struct np_m
 	th->nr_areas = 0;
 }
 
+int64_t np_engine_split_in_ms(const struct np_engine *engine)
+{
+	uint64_t now_ms = np_clock_now_ms(engine->clock), next = 0;
+
+	for (unsigned k = 0; k < engine->states.nr; k++) {
+		uint64_t at = np_th_split_ms(engine->states.v[k].th);
+
+		if (at && (!next || at < next))
+			next = at;
+	}
+	if (!next)
+		return -1;
+	return next > now_ms ? (int64_t)(next - now_ms) : 0;
+}
+
+unsigned np_engine_split_samples(struct np_engine *engine)
+{
+	uint64_t now_ms = np_clock_now_ms(engine->clock);
+	unsigned split = 0;
+
+	for (unsigned k = 0; k < engine->states.nr; k++) {
+		struct np_task_state *st = &engine->states.v[k];
+		int err = np_thread_homes_split(st->th, now_ms);
+
+		if (err > 0) {
+			split++;
+			np_log(engine->ctx, LOG_DEBUG,
+			       "pid %d: its threads' sample split: %u blocks in its first part",
+			       st->pid, st->th->nr_half);
+		} else if (err < 0) {
+			np_log(engine->ctx, LOG_DEBUG,
+			       "pid %d: its threads' sample not split (%s): read as one", st->pid,
+			       strerror(-err));
+		}
+	}
+	return split;
+}
+
 int np_engine_move_fd(const struct np_engine *engine)
 {
 	return engine->moves_off_loop ? np_actuator_move_fd(engine->act) : -1;
@@ -2264,7 +2302,8 @@ static struct np_th_env th_env(const struct np_engine *engine, const struct tick
 				  .topo = t->snap->topo,
 				  .now_ms = t->now_ms,
 				  .ticks_per_s = t->list->ticks_per_s,
-				  .tick_ms = engine->cfg.tick_ms};
+				  .tick_ms = engine->cfg.tick_ms,
+				  .clock = engine->clock};
 }
 
 /* The plan spreads it: more busy threads than a node it may use has CPUs. */

@@ -104,6 +104,13 @@ int np_engine_move_fd(const struct np_engine *engine);
  * first error of np_actuator_move_finish(). */
 int np_engine_finish_moves(struct np_engine *engine, bool wait);
 
+/* Samples of threads' writes are split halfway (np_thread_homes_split),
+ * between ticks when they come further apart than half a sample. The
+ * milliseconds until the next split is due, 0 when one is, or -1 when
+ * none is to come; and the splits due, made, which returns how many. */
+int64_t np_engine_split_in_ms(const struct np_engine *engine);
+unsigned np_engine_split_samples(struct np_engine *engine);
+
 /* Run one cycle. With @snapshot, also hand back the tasks read this tick,
  * with what was decided and done (free with np_snapshot_free). Returns 0 or
  * -errno (the machine could not be observed at all). */

@@ -104,6 +104,7 @@ void np_thread_homes_free(struct np_thread_homes *th)
 	np_writers_free(th->sampling);
 	free(th->sample_tids);
 	free(th->sample_ticks);
+	free(th->half);
 	free(th->prev);
 	free(th->areas);
 	free(th->v);
@@ -210,11 +211,16 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	free(by_use);
 	ring_kib = SAMPLE_RING_KIB_ALL / nr;
 	ring_kib = ring_kib > 256 ? 256 : ring_kib < 16 ? 16 : ring_kib;
+	free(th->half);
+	th->half = NULL;
+	th->nr_half = 0;
+	th->split_tried = th->split_ok = false;
 	err = np_writers_start(env->ctx, task->pid, th->sample_tids, nr, ring_kib, &th->sampling);
 	if (err)
 		return err;
 	th->nr_sampled = nr;
 	th->sample_ms = env->now_ms;
+	th->started_ms = env->clock ? np_clock_now_ms(env->clock) : env->now_ms;
 	return 0;
 }
 
@@ -381,6 +387,27 @@ static int plan_areas(struct np_thread_homes *th, const struct np_writer_block *
 	return 0;
 }
 
+int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms)
+{
+	struct np_write_sample *samples = NULL;
+	unsigned overflowed;
+	size_t n;
+	uint64_t at = np_th_split_ms(th);
+	int err;
+
+	if (!at || now_ms < at)
+		return 0;
+	th->split_tried = true;
+	err = np_writers_split(th->sampling, &samples, &n, &overflowed);
+	if (!err)
+		err = np_writers_attribute(samples, n, &th->half, &th->nr_half);
+	free(samples);
+	if (err)
+		return err;
+	th->split_ok = true;
+	return 1;
+}
+
 /* Confirm @blocks' owners against the sample before (np_writers_confirm)
  * and keep them, as they were, for the next. Returns the blocks left
  * unconfirmed, or -ENOMEM. */
@@ -434,8 +461,17 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		err = np_writers_attribute(samples, n, &blocks, &nr_blocks);
 	free(samples);
 	if (!err) {
-		bool first = !th->prev;
+		bool first = !th->prev && !th->split_ok;
 
+		/* Split, its first part is the sample before. */
+		if (th->split_ok) {
+			free(th->prev);
+			th->prev = th->half;
+			th->nr_prev = th->nr_half;
+			th->half = NULL;
+			th->nr_half = 0;
+			th->split_ok = false;
+		}
 		err = confirm(th, blocks, nr_blocks);
 		/* A huge page faults once, on its first writer: the first
 		 * sample's say is checked by a second, at once. */
@@ -558,8 +594,15 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 		*thp = th;
 	}
 	if (th->sampling) {
-		if (!np_th_sample_ended(env->now_ms, th->sample_ms, env->tick_ms))
+		if (!np_th_sample_ended(env->now_ms, th->sample_ms, env->tick_ms)) {
+			/* Looks that come often split it themselves. */
+			err = np_thread_homes_split(th, env->now_ms);
+			if (err < 0)
+				np_log(env->ctx, LOG_DEBUG,
+				       "pid %d: its threads' sample not split (%s): read as one",
+				       task->pid, strerror(-err));
 			return 0;
+		}
 		err = settle(env, th, at, task, nodes);
 		if (err == 1) {
 			*step = NP_TH_SAMPLING;

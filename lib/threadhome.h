@@ -77,9 +77,16 @@ struct np_thread_homes {
 	 * at sample_ms, with each sampled thread's CPU time then. */
 	struct np_writers *sampling;
 	uint64_t sample_ms;
+	uint64_t started_ms; /* when it started: in its tick, sample_ms or later */
 	int *sample_tids;
 	uint64_t *sample_ticks;
 	unsigned nr_sampled;
+	/* The sample's first part, when it was split halfway
+	 * (np_thread_homes_split): its blocks, each with its first writer,
+	 * which confirm the second part's. split_tried: once a sample. */
+	struct np_writer_block *half;
+	unsigned nr_half;
+	bool split_tried, split_ok;
 	/* The blocks of the last sample read, each with its first writer:
 	 * what a block's one fault in the next is confirmed against. */
 	struct np_writer_block *prev;
@@ -133,6 +140,9 @@ struct np_th_env {
 	unsigned ticks_per_s;
 	uint64_t tick_ms; /* the ticks' interval; 0: a sample is read only
 			   * once it has run its full length */
+	/* When the steps are taken (later than now_ms, the tick's time, in
+	 * a tick that runs long); NULL: at now_ms. */
+	const struct np_clock *clock;
 };
 
 /*
@@ -176,10 +186,44 @@ static inline bool np_th_sample_ended(uint64_t now_ms, uint64_t sample_ms, uint6
 }
 
 /*
+ * A task's first sample is split halfway: a huge page faults once after a
+ * clear, on its first writer, so a block of one fault is confirmed by the
+ * sample before (np_writers_confirm), which a first sample has not; split,
+ * the one sample is two, and the homes are set at the look that reads it,
+ * a sample's length sooner than after a second sample (at the same cost:
+ * two clears). The later samples are confirmed by the one before them.
+ * It is split halfway from its start to the look that is due to read it
+ * (at least NP_TH_SAMPLE_MS / 2 apart: a tick that ran long leaves less).
+ * When the split is due (engine clock), or 0: no first sample runs, or
+ * its split was tried.
+ */
+static inline uint64_t np_th_split_ms(const struct np_thread_homes *th)
+{
+	uint64_t from, len;
+
+	if (!th || !th->sampling || th->prev || th->split_tried)
+		return 0;
+	from = th->started_ms > th->sample_ms ? th->started_ms : th->sample_ms;
+	len = th->sample_ms + NP_TH_SAMPLE_MS > from ? th->sample_ms + NP_TH_SAMPLE_MS - from : 0;
+	if (len < NP_TH_SAMPLE_MS / 2)
+		len = NP_TH_SAMPLE_MS / 2;
+	return from + len / 2;
+}
+
+/*
+ * Split @th's sample (np_writers_split) when its time (np_th_split_ms)
+ * has come by @now_ms, keeping its first part's blocks. Returns 1 when it
+ * was split, 0 when nothing was due, or -errno (the split failed: the
+ * sample goes on as one, and its read may start a second).
+ */
+int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms);
+
+/*
  * A look at @task (details read, checked by np_thread_homes_check) that
  * the plan spreads: the first starts a sample of its threads' writes; the
- * first that np_th_sample_ended lets read it (a first sample is checked
- * by a second, started at once) gives each busy thread with
+ * first that np_th_sample_ended lets read it (a first sample not split
+ * halfway is checked by a second, started at once; a look before that
+ * splits it when due) gives each busy thread with
  * memory of its own a node (np_thread_homes_assign over @nodes, the
  * others' load, which is updated), narrows the threads whose node
  * changed (from the mask they had to their node's CPUs), and leaves in

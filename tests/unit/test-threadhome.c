@@ -293,6 +293,40 @@ static void test_give_back_same_node(void)
 	th_fixture_end(&f);
 }
 
+/* A first sample is split halfway, once; none without a sample, nor
+ * one that a sample before confirms. */
+static void test_split_due(void)
+{
+	struct np_thread_homes th = {.sample_ms = 5000};
+	struct np_writer_block before = {.start = 0, .tid = 100, .faults = 1};
+	char running;
+
+	CHECK_U64(np_th_split_ms(NULL), 0);
+	CHECK_U64(np_th_split_ms(&th), 0);
+	CHECK_INT(np_thread_homes_split(&th, 9000), 0);
+	/* Stands in for a sample under way: not read before its split. */
+	th.sampling = (struct np_writers *)&running;
+	CHECK_U64(np_th_split_ms(&th), 5000 + NP_TH_SAMPLE_MS / 2);
+	/* Started late in its tick: halfway to its read, at 6000. */
+	th.started_ms = 5400;
+	CHECK_U64(np_th_split_ms(&th), 5700);
+	/* Too late for that: half a sample's length past its start. */
+	th.started_ms = 5900;
+	CHECK_U64(np_th_split_ms(&th), 5900 + NP_TH_SAMPLE_MS / 4);
+	th.started_ms = 5000;
+	CHECK_INT(np_thread_homes_split(&th, 5000 + NP_TH_SAMPLE_MS / 2 - 1), 0);
+	CHECK(!th.split_tried);
+	th.prev = &before;
+	th.nr_prev = 1;
+	CHECK_U64(np_th_split_ms(&th), 0);
+	CHECK_INT(np_thread_homes_split(&th, 9000), 0);
+	th.prev = NULL;
+	th.nr_prev = 0;
+	th.split_tried = true;
+	CHECK_U64(np_th_split_ms(&th), 0);
+	CHECK_INT(np_thread_homes_split(&th, 9000), 0);
+}
+
 /* A sample of a task's writes is read at the look nearest its end: a
  * look a tick on that came a ms early reads it, not a tick later. */
 static void test_sample_ended(void)
@@ -327,5 +361,6 @@ int main(void)
 	test_check_gone();
 	test_give_back_same_node();
 	test_sample_ended();
+	test_split_due();
 	return check_done();
 }
