@@ -306,17 +306,21 @@ static void log_tick_cpu(const struct daemon *d, uint64_t cpu_ns)
 		      (double)(cpu_ns > engine_ns ? cpu_ns - engine_ns : 0) / 1e6);
 }
 
-/* A sample of a task's threads' writes is split halfway; with ticks
- * further apart than that, by a timer of its own. */
+/* A task's first sample of its threads' writes is split halfway: by this
+ * timer when that falls before the next tick, else by the tick's look. */
 static void schedule_split(struct daemon *d)
 {
 	int64_t in_ms = np_engine_split_in_ms(d->engine);
 	struct timeval tv;
 
-	if (in_ms < 0 || (uint64_t)in_ms >= d->cfg.tick_ms)
+	if (in_ms < 0 || (uint64_t)in_ms >= d->cfg.tick_ms) {
+		evtimer_del(d->split);
 		return;
+	}
 	tv.tv_sec = (time_t)(in_ms / 1000);
 	tv.tv_usec = (suseconds_t)(in_ms % 1000 * 1000);
+	/* From now, not from when the loop woke for the tick. */
+	event_base_update_cache_time(d->base);
 	evtimer_add(d->split, &tv);
 }
 

@@ -2024,12 +2024,11 @@ unsigned np_engine_split_samples(struct np_engine *engine)
 		if (err > 0) {
 			split++;
 			np_log(engine->ctx, LOG_DEBUG,
-			       "pid %d: its threads' sample split: %u blocks in its first part",
+			       "pid %d: its threads' sample split: %zu faults in its first half",
 			       st->pid, st->th->nr_half);
 		} else if (err < 0) {
-			np_log(engine->ctx, LOG_DEBUG,
-			       "pid %d: its threads' sample not split (%s): read as one", st->pid,
-			       strerror(-err));
+			np_log(engine->ctx, LOG_DEBUG, "pid %d: its threads' sample not split: %s",
+			       st->pid, strerror(-err));
 		}
 	}
 	return split;

@@ -104,8 +104,9 @@ int np_engine_move_fd(const struct np_engine *engine);
  * first error of np_actuator_move_finish(). */
 int np_engine_finish_moves(struct np_engine *engine, bool wait);
 
-/* Samples of threads' writes are split halfway (np_thread_homes_split),
- * between ticks when they come further apart than half a sample. The
+/* A task's first sample of its threads' writes is split halfway
+ * (np_thread_homes_split): by the daemon's timer, armed when the split
+ * falls before the next tick, or by the first look at or after it. The
  * milliseconds until the next split is due, 0 when one is, or -1 when
  * none is to come; and the splits due, made, which returns how many. */
 int64_t np_engine_split_in_ms(const struct np_engine *engine);

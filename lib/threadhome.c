@@ -104,6 +104,7 @@ void np_thread_homes_free(struct np_thread_homes *th)
 	np_writers_free(th->sampling);
 	free(th->sample_tids);
 	free(th->sample_ticks);
+	free(th->sample_waits);
 	free(th->half);
 	free(th->prev);
 	free(th->areas);
@@ -186,6 +187,10 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	unsigned ring_kib;
 	int err;
 
+	free(th->half);
+	th->half = NULL;
+	th->nr_half = 0;
+	th->split_tried = th->split_ok = false;
 	if (!nr)
 		return -ESRCH;
 	/* With no thread homed, the mask to narrow from is the task's now
@@ -195,10 +200,12 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	by_use = malloc(task->nr_thread_samples * sizeof(*by_use));
 	free(th->sample_tids);
 	free(th->sample_ticks);
+	free(th->sample_waits);
 	th->sample_tids = malloc(nr * sizeof(*th->sample_tids));
 	th->sample_ticks = malloc(nr * sizeof(*th->sample_ticks));
+	th->sample_waits = malloc(nr * sizeof(*th->sample_waits));
 	th->nr_sampled = 0;
-	if (!by_use || !th->sample_tids || !th->sample_ticks) {
+	if (!by_use || !th->sample_tids || !th->sample_ticks || !th->sample_waits) {
 		free(by_use);
 		return -ENOMEM;
 	}
@@ -207,20 +214,22 @@ static int start_sample(const struct np_th_env *env, struct np_thread_homes *th,
 	for (unsigned i = 0; i < nr; i++) {
 		th->sample_tids[i] = by_use[i].tid;
 		th->sample_ticks[i] = by_use[i].cpu_ticks;
+		th->sample_waits[i] = by_use[i].wait_ns;
 	}
+	th->waits_known = task->has_wait;
 	free(by_use);
 	ring_kib = SAMPLE_RING_KIB_ALL / nr;
 	ring_kib = ring_kib > 256 ? 256 : ring_kib < 16 ? 16 : ring_kib;
-	free(th->half);
-	th->half = NULL;
-	th->nr_half = 0;
-	th->split_tried = th->split_ok = false;
 	err = np_writers_start(env->ctx, task->pid, th->sample_tids, nr, ring_kib, &th->sampling);
 	if (err)
 		return err;
 	th->nr_sampled = nr;
 	th->sample_ms = env->now_ms;
 	th->started_ms = env->clock ? np_clock_now_ms(env->clock) : env->now_ms;
+	/* Read at the first look np_th_sample_ended lets: a sample's length
+	 * on, or the next tick when they come further apart. */
+	th->read_ms =
+	    env->now_ms + (env->tick_ms > NP_TH_SAMPLE_MS ? env->tick_ms : NP_TH_SAMPLE_MS);
 	return 0;
 }
 
@@ -389,23 +398,31 @@ static int plan_areas(struct np_thread_homes *th, const struct np_writer_block *
 
 int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms)
 {
-	struct np_write_sample *samples = NULL;
-	unsigned overflowed;
-	size_t n;
+	struct np_writer_block *blocks = NULL;
+	struct np_write_sample *copy;
+	unsigned overflowed, nr = 0;
 	uint64_t at = np_th_split_ms(th);
 	int err;
 
 	if (!at || now_ms < at)
 		return 0;
 	th->split_tried = true;
-	err = np_writers_split(th->sampling, &samples, &n, &overflowed);
-	if (!err)
-		err = np_writers_attribute(samples, n, &th->half, &th->nr_half);
-	free(samples);
+	err = np_writers_drain(th->sampling, &th->half, &th->nr_half, &overflowed);
 	if (err)
 		return err;
-	th->split_ok = true;
-	return 1;
+	/* Attributing sorts: a copy, the half read with the rest as it came. */
+	copy = malloc((th->nr_half ? th->nr_half : 1) * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, th->half, th->nr_half * sizeof(*copy));
+	err = np_writers_attribute(copy, th->nr_half, &blocks, &nr);
+	free(copy);
+	if (!err && np_writers_single(blocks, nr)) {
+		err = np_writers_clear(th->sampling);
+		th->split_ok = !err;
+	}
+	free(blocks);
+	return err ? err : th->split_ok;
 }
 
 /* Confirm @blocks' owners against the sample before (np_writers_confirm)
@@ -457,21 +474,29 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 	err = np_writers_collect(th->sampling, &samples, &n, &overflowed);
 	np_writers_free(th->sampling);
 	th->sampling = NULL;
+	/* With what its first half recorded, when it was split. */
+	if (!err && th->nr_half) {
+		struct np_write_sample *all = realloc(samples, (n + th->nr_half) * sizeof(*all));
+
+		if (all) {
+			memcpy(all + n, th->half, th->nr_half * sizeof(*all));
+			samples = all;
+			n += th->nr_half;
+		} else {
+			err = -ENOMEM;
+		}
+	}
+	free(th->half);
+	th->half = NULL;
+	th->nr_half = 0;
 	if (!err)
 		err = np_writers_attribute(samples, n, &blocks, &nr_blocks);
 	free(samples);
 	if (!err) {
+		/* Split and cleared again halfway, it was its own second. */
 		bool first = !th->prev && !th->split_ok;
 
-		/* Split, its first part is the sample before. */
-		if (th->split_ok) {
-			free(th->prev);
-			th->prev = th->half;
-			th->nr_prev = th->nr_half;
-			th->half = NULL;
-			th->nr_half = 0;
-			th->split_ok = false;
-		}
+		th->split_ok = false;
 		err = confirm(th, blocks, nr_blocks);
 		/* A huge page faults once, on its first writer: the first
 		 * sample's say is checked by a second, at once. */
@@ -504,9 +529,18 @@ static int settle(const struct np_th_env *env, struct np_thread_homes *th, struc
 		const struct np_thread *t = thread_of(task, th->sample_tids[i]);
 		double used = t && t->cpu_ticks > th->sample_ticks[i]
 				  ? (double)(t->cpu_ticks - th->sample_ticks[i]) : 0;
+		/* Its wait for a CPU too: a thread crowded with others onto
+		 * few CPUs (as a task just let run anywhere is) used a share
+		 * of one, and would use it all on a node of its own. */
+		double waited =
+		    t && th->waits_known && task->has_wait && t->wait_ns > th->sample_waits[i]
+			? (double)(t->wait_ns - th->sample_waits[i]) / 1e9
+			: 0;
+		double demand =
+		    secs > 0 && env->ticks_per_s ? (used / env->ticks_per_s + waited) / secs : 0;
 		int run = t ? np_topology_cpu_node(env->topo, t->last_cpu) : -1;
 
-		in[i].busy = secs > 0 && env->ticks_per_s ? used / env->ticks_per_s / secs : 0;
+		in[i].busy = demand < 1 ? demand : 1;
 		in[i].run_node = run >= 0 ? np_topology_index(env->topo, run) : -1;
 		in[i].bytes = &bytes[(size_t)i * nr_nodes];
 	}
@@ -599,8 +633,8 @@ int np_thread_homes_look(const struct np_th_env *env, struct np_thread_homes **t
 			err = np_thread_homes_split(th, env->now_ms);
 			if (err < 0)
 				np_log(env->ctx, LOG_DEBUG,
-				       "pid %d: its threads' sample not split (%s): read as one",
-				       task->pid, strerror(-err));
+				       "pid %d: its threads' sample not split: %s", task->pid,
+				       strerror(-err));
 			return 0;
 		}
 		err = settle(env, th, at, task, nodes);

@@ -32,7 +32,7 @@ struct np_th_node {
 
 /* A thread of the task as the assignment sees it. */
 struct np_th_thread {
-	double busy;	       /* CPUs it kept busy, 0..1 */
+	double busy;	       /* CPUs it kept busy or waited for, 0..1 */
 	int run_node;	       /* node index it last ran on; -1: not known */
 	const uint64_t *bytes; /* per node index: bytes of its own memory there */
 	uint64_t own;	       /* their sum */
@@ -78,14 +78,20 @@ struct np_thread_homes {
 	struct np_writers *sampling;
 	uint64_t sample_ms;
 	uint64_t started_ms; /* when it started: in its tick, sample_ms or later */
+	uint64_t read_ms;    /* when a look is due to read it */
 	int *sample_tids;
 	uint64_t *sample_ticks;
+	/* And each one's wait for a CPU then (with waits_known: the task's
+	 * details had them), which with its CPU time makes its demand. */
+	uint64_t *sample_waits;
+	bool waits_known;
 	unsigned nr_sampled;
-	/* The sample's first part, when it was split halfway
-	 * (np_thread_homes_split): its blocks, each with its first writer,
-	 * which confirm the second part's. split_tried: once a sample. */
-	struct np_writer_block *half;
-	unsigned nr_half;
+	/* What a first sample's events recorded by its halfway point
+	 * (np_thread_homes_split), read with the rest at the end;
+	 * split_ok: the bits were cleared again then. split_tried: once a
+	 * sample. */
+	struct np_write_sample *half;
+	size_t nr_half;
 	bool split_tried, split_ok;
 	/* The blocks of the last sample read, each with its first writer:
 	 * what a block's one fault in the next is confirmed against. */
@@ -188,14 +194,19 @@ static inline bool np_th_sample_ended(uint64_t now_ms, uint64_t sample_ms, uint6
 /*
  * A task's first sample is split halfway: a huge page faults once after a
  * clear, on its first writer, so a block of one fault is confirmed by the
- * sample before (np_writers_confirm), which a first sample has not; split,
- * the one sample is two, and the homes are set at the look that reads it,
- * a sample's length sooner than after a second sample (at the same cost:
- * two clears). The later samples are confirmed by the one before them.
- * It is split halfway from its start to the look that is due to read it
- * (at least NP_TH_SAMPLE_MS / 2 apart: a tick that ran long leaves less).
- * When the split is due (engine clock), or 0: no first sample runs, or
- * its split was tried.
+ * sample before (np_writers_confirm), which a first sample has not. At
+ * its halfway point the rings are read, and when a block of one fault is
+ * among what they hold, the bits are cleared again: read at the end with
+ * what the first half recorded, a block of a huge page written by one
+ * thread in both halves has two faults of that thread, as after a second
+ * sample (and as many clears), a sample's length sooner. Without such a
+ * block nothing is cleared: the sample goes on as one. The later samples
+ * are confirmed by the one before them, and not split.
+ *
+ * The halfway point lies between its start (which a tick that runs long
+ * puts late) and the look due to read it, at least NP_TH_SAMPLE_MS / 4
+ * after its start. When the split is due (engine clock), or 0: no first
+ * sample runs, or its split was tried.
  */
 static inline uint64_t np_th_split_ms(const struct np_thread_homes *th)
 {
@@ -204,17 +215,18 @@ static inline uint64_t np_th_split_ms(const struct np_thread_homes *th)
 	if (!th || !th->sampling || th->prev || th->split_tried)
 		return 0;
 	from = th->started_ms > th->sample_ms ? th->started_ms : th->sample_ms;
-	len = th->sample_ms + NP_TH_SAMPLE_MS > from ? th->sample_ms + NP_TH_SAMPLE_MS - from : 0;
+	len = th->read_ms > from ? th->read_ms - from : 0;
 	if (len < NP_TH_SAMPLE_MS / 2)
 		len = NP_TH_SAMPLE_MS / 2;
 	return from + len / 2;
 }
 
 /*
- * Split @th's sample (np_writers_split) when its time (np_th_split_ms)
- * has come by @now_ms, keeping its first part's blocks. Returns 1 when it
- * was split, 0 when nothing was due, or -errno (the split failed: the
- * sample goes on as one, and its read may start a second).
+ * Split @th's sample when its time (np_th_split_ms) has come by @now_ms.
+ * Returns 1 when it was split (the bits cleared again), 0 when nothing
+ * was due or nothing is to confirm (the sample goes on as one), or -errno:
+ * -ENOMEM with what was recorded so far lost, or the clear's error, with
+ * the sample going on as one.
  */
 int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms);
 
@@ -222,8 +234,8 @@ int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms);
  * A look at @task (details read, checked by np_thread_homes_check) that
  * the plan spreads: the first starts a sample of its threads' writes; the
  * first that np_th_sample_ended lets read it (a first sample not split
- * halfway is checked by a second, started at once; a look before that
- * splits it when due) gives each busy thread with
+ * is checked by a second, started at once; a look at or after its
+ * halfway point splits it, where no timer did) gives each busy thread with
  * memory of its own a node (np_thread_homes_assign over @nodes, the
  * others' load, which is updated), narrows the threads whose node
  * changed (from the mask they had to their node's CPUs), and leaves in

@@ -102,17 +102,31 @@ unsigned np_writers_confirm(struct np_writer_block *b, unsigned n,
 	return unconfirmed;
 }
 
-static int clear_soft_dirty(int pid)
+/* Open task @pid's clear_refs: the fd stays the task's, whatever becomes
+ * of its pid. Returns the fd or -errno (-ESRCH: gone). */
+static int open_clear_refs(int pid)
 {
 	char path[64];
-	int fd, err = 0;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/clear_refs", pid);
 	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+/* Clear the soft-dirty bits of the task whose clear_refs is @fd. */
+static int clear_through(int fd)
+{
+	return write(fd, "4", 1) == 1 ? 0 : -errno;
+}
+
+static int clear_soft_dirty(int pid)
+{
+	int fd = open_clear_refs(pid), err;
+
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	if (write(fd, "4", 1) != 1)
-		err = -errno;
+		return fd;
+	err = clear_through(fd);
 	close(fd);
 	return err;
 }
@@ -170,6 +184,7 @@ struct writer_thread {
 
 struct np_writers {
 	int pid;
+	int clear_fd; /* the task's clear_refs, opened at the start */
 	struct writer_thread *t;
 	unsigned nr;
 	size_t page_size, ring_len, map_len;
@@ -213,6 +228,7 @@ int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, 
 		return -ENOMEM;
 	}
 	w->pid = pid;
+	w->clear_fd = -1;
 	w->page_size = (size_t)page;
 	w->ring_len = w->page_size;
 	while (w->ring_len < (size_t)ring_kib << 10)
@@ -232,8 +248,10 @@ int np_writers_start(struct np_ctx *ctx, int pid, const int *tids, unsigned nr, 
 		err = -ESRCH;
 	/* The events first: a write between the clear and its thread's
 	 * event would be missed. */
-	if (!err)
-		err = clear_soft_dirty(pid);
+	if (!err) {
+		w->clear_fd = open_clear_refs(pid);
+		err = w->clear_fd < 0 ? w->clear_fd : clear_through(w->clear_fd);
+	}
 	if (err) {
 		np_writers_free(w);
 		return err;
@@ -307,21 +325,24 @@ int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t 
 	return drain_all(w, true, s, n, overflowed);
 }
 
-int np_writers_split(struct np_writers *w, struct np_write_sample **s, size_t *n,
+int np_writers_drain(struct np_writers *w, struct np_write_sample **s, size_t *n,
 		     unsigned *overflowed)
 {
-	int err = drain_all(w, false, s, n, overflowed);
+	return drain_all(w, false, s, n, overflowed);
+}
 
-	/* A write between the drain and the clear is in the second part:
-	 * its thread wrote the page all the same. */
-	if (!err)
-		err = clear_soft_dirty(w->pid);
-	if (err) {
-		free(*s);
-		*s = NULL;
-		*n = 0;
-	}
-	return err;
+int np_writers_clear(struct np_writers *w)
+{
+	return clear_through(w->clear_fd);
+}
+
+unsigned np_writers_single(const struct np_writer_block *b, unsigned n)
+{
+	unsigned single = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		single += b[i].faults == 1;
+	return single;
 }
 
 void np_writers_free(struct np_writers *w)
@@ -330,6 +351,8 @@ void np_writers_free(struct np_writers *w)
 		return;
 	for (unsigned i = 0; i < w->nr; i++)
 		np_perf_ring_close(&w->t[i].ring, w->map_len);
+	if (w->clear_fd >= 0)
+		close(w->clear_fd);
 	free(w->t);
 	free(w);
 }

@@ -108,17 +108,25 @@ int np_writers_collect(struct np_writers *w, struct np_write_sample **s, size_t 
 		       unsigned *overflowed);
 
 /*
- * Make two samples of one: collect what the events recorded so far, as
- * np_writers_collect() does but with the events left running, then clear
- * the task's soft-dirty bits again, so that what follows, collected at
- * the end, is a sample of its own, whose blocks of one fault (a huge
- * page's) the first part confirms (np_writers_confirm). Returns 0,
- * -ENOMEM, or the clear's error (-ESRCH: the task ended); on an error
- * nothing is returned, what was recorded so far is lost, and what
- * follows is collected at the end as one sample.
+ * Collect what the events recorded so far, as np_writers_collect() does
+ * but with the events left running: what they record next is collected
+ * at the end. Returns 0 or -ENOMEM (what was recorded so far is lost).
  */
-int np_writers_split(struct np_writers *w, struct np_write_sample **s, size_t *n,
+int np_writers_drain(struct np_writers *w, struct np_write_sample **s, size_t *n,
 		     unsigned *overflowed);
+
+/*
+ * Clear the task's soft-dirty bits again, through its clear_refs as
+ * opened at the start: a task that ended, or whose pid another process
+ * took, is not touched (-ESRCH). After a drain, what follows is a sample
+ * of its own, whose blocks of one fault (huge pages) the drained part
+ * confirms. Returns 0 or -errno.
+ */
+int np_writers_clear(struct np_writers *w);
+
+/* How many of @n blocks have one fault (pure): those a sample before
+ * is to confirm. */
+unsigned np_writers_single(const struct np_writer_block *b, unsigned n);
 
 /* Stop and free; NULL is accepted. */
 void np_writers_free(struct np_writers *w);

@@ -293,11 +293,11 @@ static void test_give_back_same_node(void)
 	th_fixture_end(&f);
 }
 
-/* A first sample is split halfway, once; none without a sample, nor
- * one that a sample before confirms. */
+/* A first sample is split halfway between its start and its read, once;
+ * none without a sample, nor one that a sample before confirms. */
 static void test_split_due(void)
 {
-	struct np_thread_homes th = {.sample_ms = 5000};
+	struct np_thread_homes th = {.sample_ms = 5000, .read_ms = 6000};
 	struct np_writer_block before = {.start = 0, .tid = 100, .faults = 1};
 	char running;
 
@@ -306,15 +306,19 @@ static void test_split_due(void)
 	CHECK_INT(np_thread_homes_split(&th, 9000), 0);
 	/* Stands in for a sample under way: not read before its split. */
 	th.sampling = (struct np_writers *)&running;
-	CHECK_U64(np_th_split_ms(&th), 5000 + NP_TH_SAMPLE_MS / 2);
+	CHECK_U64(np_th_split_ms(&th), 5500);
 	/* Started late in its tick: halfway to its read, at 6000. */
 	th.started_ms = 5400;
 	CHECK_U64(np_th_split_ms(&th), 5700);
-	/* Too late for that: half a sample's length past its start. */
+	/* Too late for that: a quarter of a sample's length past its start. */
 	th.started_ms = 5900;
 	CHECK_U64(np_th_split_ms(&th), 5900 + NP_TH_SAMPLE_MS / 4);
+	/* Ticks 2 s apart: read at the next. */
 	th.started_ms = 5000;
-	CHECK_INT(np_thread_homes_split(&th, 5000 + NP_TH_SAMPLE_MS / 2 - 1), 0);
+	th.read_ms = 7000;
+	CHECK_U64(np_th_split_ms(&th), 6000);
+	th.read_ms = 6000;
+	CHECK_INT(np_thread_homes_split(&th, 5499), 0);
 	CHECK(!th.split_tried);
 	th.prev = &before;
 	th.nr_prev = 1;

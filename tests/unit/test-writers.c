@@ -347,19 +347,21 @@ out:
 	np_ctx_free(ctx);
 }
 
-/* A sample split in two: the first part holds what was written before the
- * split, the second what was written after, a page written again among it
- * (the split cleared the bits again). */
+/* A sample split in two: a drain holds what was written before it, the
+ * collect at the end what was written after the bits were cleared again,
+ * a page written again among it; read together, a block written by one
+ * thread in both parts is that thread's, with no sample before (a huge
+ * page's one fault in each part: two). */
 static void test_live_split(void)
 {
 	struct np_writers *w = NULL;
-	struct np_write_sample *s1 = NULL, *s2 = NULL;
-	struct np_writer_block *b1 = NULL, *b2 = NULL;
+	struct np_write_sample *s1 = NULL, *s2 = NULL, *all = NULL;
+	struct np_writer_block *b1 = NULL, *b2 = NULL, *b = NULL;
 	struct np_ctx *ctx;
 	struct touchers k;
-	unsigned overflowed, nr1 = 0, nr2 = 0, alone[2];
+	unsigned overflowed, nr1 = 0, nr2 = 0, nr = 0, alone[2];
 	bool soft_dirty = np_writers_probe() == 0;
-	size_t n1, n2;
+	size_t n1 = 0, n2 = 0;
 
 	CHECK_INT(np_ctx_new("/", &ctx), 0);
 	touchers_start(&k);
@@ -370,35 +372,67 @@ static void test_live_split(void)
 	if (!start_or_skip(ctx, &k, &w))
 		goto out;
 	touchers_go(&k, 0);
-	CHECK_INT(np_writers_split(w, &s1, &n1, &overflowed), 0);
+	CHECK_INT(np_writers_drain(w, &s1, &n1, &overflowed), 0);
+	all = malloc((n1 ? n1 : 1) * sizeof(*all));
+	CHECK(all != NULL);
+	if (!all)
+		goto out;
+	memcpy(all, s1, n1 * sizeof(*all));
 	CHECK_INT(np_writers_attribute(s1, n1, &b1, &nr1), 0);
 	CHECK_INT(count_blocks(&k, b1, nr1, alone), 0);
 	CHECK(alone[0] >= 3);
 	CHECK_INT(alone[1], 0);
+	printf("blocks of one fault before the clear: %u of %u (huge pages)\n",
+	       np_writers_single(b1, nr1), nr1);
+	CHECK_INT(np_writers_clear(w), 0);
 
 	touchers_go(&k, 1);
 	touchers_go(&k, 0);
 	CHECK_INT(np_writers_collect(w, &s2, &n2, &overflowed), 0);
+	{
+		struct np_write_sample *grown = realloc(all, (n1 + n2 + 1) * sizeof(*all));
+
+		CHECK(grown != NULL);
+		if (!grown)
+			goto out;
+		all = grown;
+		memcpy(all + n1, s2, n2 * sizeof(*all));
+	}
 	CHECK_INT(np_writers_attribute(s2, n2, &b2, &nr2), 0);
 	CHECK_INT(count_blocks(&k, b2, nr2, alone), 0);
 	CHECK(alone[1] >= 3);
-	/* Present and written before the split: faults again only because
-	 * the split cleared its bits. */
+	/* Present and written before the clear: faults again only because
+	 * it cleared the bits. */
 	CHECK(alone[0] >= 3);
-	/* The first part confirms the blocks written in both (those of
-	 * one fault: huge pages); thread 1's first writes, under huge pages,
-	 * have nothing to confirm them. */
-	np_writers_confirm(b2, nr2, b1, nr1);
-	CHECK_INT(count_blocks(&k, b2, nr2, alone) - unconfirmed_in(&k, 1, b2, nr2), 0);
+	/* Read together with no sample before: thread 0's blocks are its own
+	 * (two faults at least); thread 1's first writes, under huge pages
+	 * one fault each, are left to confirm. */
+	CHECK_INT(np_writers_attribute(all, n1 + n2, &b, &nr), 0);
+	np_writers_confirm(b, nr, NULL, 0);
+	CHECK_INT(count_blocks(&k, b, nr, alone) - unconfirmed_in(&k, 1, b, nr), 0);
 	CHECK(alone[0] >= 3);
+	CHECK_INT(unconfirmed_in(&k, 0, b, nr), 0);
 out:
 	free(s1);
 	free(s2);
+	free(all);
 	free(b1);
 	free(b2);
+	free(b);
 	np_writers_free(w);
 	touchers_end(&k);
 	np_ctx_free(ctx);
+}
+
+/* Blocks of one fault, which a sample before is to confirm. */
+static void test_single(void)
+{
+	const struct np_writer_block b[] = {
+	    {0 * MIB, 7, 1}, {2 * MIB, 7, 3}, {4 * MIB, -1, 2}, {6 * MIB, 8, 1}};
+
+	CHECK_INT(np_writers_single(b, 4), 2);
+	CHECK_INT(np_writers_single(b + 1, 2), 0);
+	CHECK_INT(np_writers_single(NULL, 0), 0);
 }
 
 int main(void)
@@ -407,6 +441,7 @@ int main(void)
 	test_confirm();
 	test_ring();
 	test_live();
+	test_single();
 	test_live_split();
 	return check_done();
 }
