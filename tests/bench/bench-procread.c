@@ -12,6 +12,11 @@
  * pid's status for its thread group: the daemon's cycles read one or two
  * processes at a time.
  *
+ * Then what a look's details cost per thread, without and with each
+ * thread's wait for a CPU (its schedstat, read where the daemon places
+ * tasks: affinity = unpinned): this process with THREADS idle threads,
+ * its details read READS times a round, each kind in turn.
+ *
  *   bench-procread [ROUNDS]   (default 7)
  */
 #include "context.h"
@@ -19,6 +24,7 @@
 
 #include <dirent.h>
 #include <libproc2/pids.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -60,6 +66,88 @@ static unsigned list_pids(unsigned *pids)
 			pids[n++] = (unsigned)strtoul(de->d_name, NULL, 10);
 	closedir(dir);
 	return n;
+}
+
+#define THREADS 63
+#define READS 50
+
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_end = PTHREAD_COND_INITIALIZER;
+static bool idle_over;
+
+static void *idle_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&idle_lock);
+	while (!idle_over)
+		pthread_cond_wait(&idle_end, &idle_lock);
+	pthread_mutex_unlock(&idle_lock);
+	return NULL;
+}
+
+/* CPU per thread of READS reads of @task's details, with or without the
+ * threads' waits; -1 when a read failed. */
+static double details_us(struct np_ctx *ctx, struct np_task *task, bool waits)
+{
+	double t = cpu_us();
+	unsigned threads = 0;
+
+	for (int i = 0; i < READS; i++) {
+		np_task_clear(task);
+		if (np_task_read_details_of(ctx, task, waits) || task->has_wait != waits)
+			return -1;
+		threads += task->nr_thread_samples;
+	}
+	return (cpu_us() - t) / (threads ? threads : 1);
+}
+
+/* What a look's details cost per thread, without and with the waits. */
+static int bench_details(struct np_ctx *ctx, struct np_task_list *list, int rounds)
+{
+	pthread_t th[THREADS];
+	double *plain = calloc((size_t)rounds, sizeof(*plain));
+	double *waits = calloc((size_t)rounds, sizeof(*waits));
+	struct np_task_source *src = NULL;
+	struct np_task *self = NULL;
+	unsigned started = 0, threads = 0;
+	int err = 1;
+
+	for (; started < THREADS; started++)
+		if (pthread_create(&th[started], NULL, idle_main, NULL))
+			break;
+	if (!plain || !waits || np_task_source_new(ctx, &src) || np_task_source_scan(src, list))
+		goto out;
+	for (unsigned i = 0; i < list->nr; i++)
+		if (list->tasks[i].pid == getpid())
+			self = &list->tasks[i];
+	if (!self)
+		goto out;
+	for (int r = 0; r < rounds; r++) {
+		plain[r] = details_us(ctx, self, false);
+		waits[r] = details_us(ctx, self, true);
+		if (plain[r] < 0 || waits[r] < 0)
+			goto out;
+	}
+	threads = self->nr_thread_samples;
+	printf("a look's details, %u threads, %d reads a round, CPU per thread, median:\n", threads,
+	       READS);
+	printf("  without the waits:                 %8.2f us\n", median(plain, rounds));
+	printf("  with each thread's schedstat:      %8.2f us\n", median(waits, rounds));
+	err = 0;
+out:
+	if (err)
+		fprintf(stderr, "bench-procread: reading this process's details failed\n");
+	pthread_mutex_lock(&idle_lock);
+	idle_over = true;
+	pthread_cond_broadcast(&idle_end);
+	pthread_mutex_unlock(&idle_lock);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	np_task_list_clear(list);
+	np_task_source_free(src);
+	free(plain);
+	free(waits);
+	return err;
 }
 
 /* libproc2's select of @n pids, at most 255 at a time: how many found, or
@@ -154,6 +242,8 @@ int main(int argc, char **argv)
 	       scanned);
 	np_task_list_clear(&list);
 	np_task_source_free(src);
+	if (bench_details(ctx, &list, rounds))
+		return 1;
 	np_ctx_free(ctx);
 	procps_pids_unref(&info);
 	free(pids);
