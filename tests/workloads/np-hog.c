@@ -24,6 +24,8 @@
  * inherits that thread's CPU mask, as any process a thread starts) and
  * say so ("child thread 0 tid T pid P cpus LIST", LIST the thread's mask
  * then).
+ * The summary line gives its passes and its slowest pass, with the
+ * second that pass began at on the monotonic clock.
  */
 #include <errno.h>
 #include <numa.h>
@@ -53,6 +55,7 @@ struct hog_thread {
 	char *mem;
 	size_t bytes;
 	double slowest_ms;
+	double slowest_at_ms; /* when it started (CLOCK_MONOTONIC) */
 	unsigned long passes;
 	unsigned reported; /* SIGUSR1s answered */
 	unsigned children; /* SIGUSR2s answered (thread 0) */
@@ -289,8 +292,10 @@ static void *hog_thread_main(void *arg)
 			wl_touch(hog.shm, hog.shm_mib << 20);
 		took = wl_now_ms() - start;
 		t->passes++;
-		if (took > t->slowest_ms)
+		if (took > t->slowest_ms) {
 			t->slowest_ms = took;
+			t->slowest_at_ms = start;
+		}
 		if (!hog.quiet) {
 			pthread_mutex_lock(&print_lock);
 			printf("pass %lu thread %d ms %.1f\n", t->passes, t->index, took);
@@ -309,7 +314,7 @@ int main(int argc, char **argv)
 	size_t page = sysconf(_SC_PAGESIZE);
 	size_t total, slice;
 	struct sigaction sa = {.sa_handler = on_stop};
-	double slowest = 0;
+	double slowest = 0, slowest_at = 0;
 	unsigned long passes = 0;
 	int err;
 
@@ -369,10 +374,14 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < hog.threads; i++) {
 		pthread_join(threads[i].thread, NULL);
 		passes += threads[i].passes;
-		if (threads[i].slowest_ms > slowest)
+		if (threads[i].slowest_ms > slowest) {
 			slowest = threads[i].slowest_ms;
+			slowest_at = threads[i].slowest_at_ms;
+		}
 	}
-	printf("done passes %lu slowest_ms %.1f\n", passes, slowest);
+	/* When it came, in seconds of the monotonic clock (the uptime, on a
+	 * machine that never slept). */
+	printf("done passes %lu slowest_ms %.1f at_s %.2f\n", passes, slowest, slowest_at / 1e3);
 	free(threads);
 	return 0;
 }
