@@ -399,7 +399,6 @@ static int plan_areas(struct np_thread_homes *th, const struct np_writer_block *
 int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms)
 {
 	struct np_writer_block *blocks = NULL;
-	struct np_write_sample *copy;
 	unsigned overflowed, nr = 0;
 	uint64_t at = np_th_split_ms(th);
 	int err;
@@ -410,13 +409,9 @@ int np_thread_homes_split(struct np_thread_homes *th, uint64_t now_ms)
 	err = np_writers_drain(th->sampling, &th->half, &th->nr_half, &overflowed);
 	if (err)
 		return err;
-	/* Attributing sorts: a copy, the half read with the rest as it came. */
-	copy = malloc((th->nr_half ? th->nr_half : 1) * sizeof(*copy));
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, th->half, th->nr_half * sizeof(*copy));
-	err = np_writers_attribute(copy, th->nr_half, &blocks, &nr);
-	free(copy);
+	/* Attributing sorts the half in place: the read at the end sorts
+	 * it with the rest all the same. */
+	err = np_writers_attribute(th->half, th->nr_half, &blocks, &nr);
 	if (!err && np_writers_single(blocks, nr)) {
 		err = np_writers_clear(th->sampling);
 		th->split_ok = !err;
